@@ -1,0 +1,92 @@
+// Bindings for the engines that compute the distribution of S.
+#include "pybind.hpp"
+
+#include "pairperm/engines.hpp"
+#include "pairperm/local_effects.hpp"
+
+namespace pairperm::bindings {
+
+namespace {
+
+using engine_fn = Distribution (*)(const std::int64_t*, const std::int64_t*, std::size_t);
+
+template <engine_fn engine>
+py::tuple run_engine(const int_array& stay, const int_array& swap) {
+    const std::size_t n = check_pair(stay, swap);
+    const std::int64_t* a = stay.data();
+    const std::int64_t* b = swap.data();
+    Distribution d;
+    {
+        // Safe: the core reads only the two buffers, which the arguments keep alive.
+        py::gil_scoped_release release;
+        d = engine(a, b, n);
+    }
+    return distribution_tuple(std::move(d));
+}
+
+}  // namespace
+
+void bind_distributions(py::module_& m) {
+    py::class_<EffectSummary>(m, "EffectSummary",
+                              "One O(N) pass over the local effects (shift, observed value, groups of k).")
+        .def_readonly("lo_sum", &EffectSummary::lo_sum)
+        .def_readonly("observed", &EffectSummary::observed)
+        .def_readonly("twice_mean", &EffectSummary::twice_mean)
+        .def_readonly("k_sum", &EffectSummary::k_sum)
+        .def_readonly("k2_sum", &EffectSummary::k2_sum)
+        .def_readonly("n_varying", &EffectSummary::n_varying)
+        .def_readonly("k_gcd", &EffectSummary::k_gcd)
+        .def_property_readonly("groups", [](const EffectSummary& s) {
+            std::vector<std::pair<std::int64_t, std::int64_t>> out;
+            for (const Group& g : s.groups) out.emplace_back(g.k, g.count);
+            return out;
+        });
+
+    m.def(
+        "summarize",
+        [](const int_array& stay, const int_array& swap) {
+            const std::size_t n = check_pair(stay, swap);
+            const std::int64_t *a = stay.data(), *b = swap.data();
+            py::gil_scoped_release release;  // reads the buffers only
+            return summarize(a, b, n);
+        },
+        py::arg("stay"), py::arg("swap"));
+    m.def(
+        "summarize_paired",
+        [](const int_array& x, const int_array& y) {
+            const std::size_t n = check_pair(x, y);
+            const std::int64_t *a = x.data(), *b = y.data();
+            py::gil_scoped_release release;  // reads the buffers only
+            return summarize_paired(a, b, n);
+        },
+        py::arg("x"), py::arg("y"));
+
+    m.def("convolve_dp", &run_engine<convolve_dp>, py::arg("stay"), py::arg("swap"),
+          "The papers' Alg. 3; returns (offset, pmf, truncated_mass).");
+    m.def("convolve_fft", &run_engine<convolve_fft>, py::arg("stay"), py::arg("swap"),
+          "The papers' Alg. 4; returns (offset, pmf, truncated_mass).");
+    m.def(
+        "grouped_distribution",
+        [](const EffectSummary& s) {
+            Distribution d;
+            {
+                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
+                d = grouped_distribution(s);
+            }
+            return distribution_tuple(std::move(d));
+        },
+        py::arg("summary"));
+    m.def(
+        "grouped_distribution_pieces",
+        [](const EffectSummary& s) {
+            Distribution d;
+            {
+                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
+                d = grouped_distribution_pieces(s);
+            }
+            return distribution_tuple(std::move(d));
+        },
+        py::arg("summary"));
+}
+
+}  // namespace pairperm::bindings

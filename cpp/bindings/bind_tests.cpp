@@ -1,0 +1,90 @@
+// Bindings for p-values, Monte Carlo sampling and binomial helpers.
+#include "pybind.hpp"
+
+#include "pairperm/binomial.hpp"
+#include "pairperm/monte_carlo.hpp"
+#include "pairperm/pvalue.hpp"
+
+namespace pairperm::bindings {
+
+namespace {
+
+Alternative parse_alternative(const std::string& s) {
+    if (s == "two-sided") return Alternative::two_sided;
+    if (s == "greater") return Alternative::greater;
+    if (s == "less") return Alternative::less;
+    throw std::invalid_argument("alternative must be one of 'two-sided', 'greater', 'less', got '" + s + "'");
+}
+
+}  // namespace
+
+void bind_tests(py::module_& m) {
+    m.def(
+        "pvalue_from_distribution",
+        [](std::int64_t offset, const py::array_t<double, py::array::c_style | py::array::forcecast>& pmf,
+           std::int64_t observed, std::int64_t twice_mean, const std::string& alternative) {
+            Distribution d;
+            d.offset = offset;
+            d.pmf.assign(pmf.data(), pmf.data() + pmf.size());
+            const Alternative alt = parse_alternative(alternative);
+            PValue p;
+            {
+                py::gil_scoped_release release;  // works on its own copy
+                p = pvalue_from_distribution(d, observed, twice_mean, alt);
+            }
+            return py::make_tuple(p.pvalue, p.log_pvalue);
+        },
+        py::arg("offset"), py::arg("pmf"), py::arg("observed"), py::arg("twice_mean"), py::arg("alternative"));
+    m.def(
+        "grouped_pvalue",
+        [](const EffectSummary& s, const std::string& alternative) {
+            const Alternative alt = parse_alternative(alternative);
+            PValue p;
+            {
+                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
+                p = grouped_pvalue(s, alt);
+            }
+            return py::make_tuple(p.pvalue, p.log_pvalue);
+        },
+        py::arg("summary"), py::arg("alternative"));
+    m.def(
+        "log_upper_tail",
+        [](const EffectSummary& s, std::int64_t x) {
+            py::gil_scoped_release release;
+            return log_upper_tail(s, x);
+        },
+        py::arg("summary"), py::arg("x"), "log P[S >= x] by exponential tilting.");
+    m.def(
+        "sample_sums",
+        [](const int_array& stay, const int_array& swap, std::size_t n_resamples, std::uint64_t seed,
+           unsigned n_threads) {
+            if (stay.ndim() != 2 || swap.ndim() != 2 || stay.shape(0) != swap.shape(0) ||
+                stay.shape(1) != swap.shape(1))
+                throw std::invalid_argument("sample_sums: stay and swap must both have shape (N, m)");
+            const auto n = static_cast<std::size_t>(stay.shape(0));
+            const auto mm = static_cast<std::size_t>(stay.shape(1));
+            py::array_t<std::int64_t> out({static_cast<py::ssize_t>(n_resamples), static_cast<py::ssize_t>(mm)});
+            const std::int64_t *a = stay.data(), *b = swap.data();
+            std::int64_t* o = out.mutable_data();
+            {
+                py::gil_scoped_release release;  // `out` is ours alone until we return it
+                sample_sums(a, b, n, mm, n_resamples, seed, o, n_threads);
+            }
+            return out;
+        },
+        py::arg("stay"), py::arg("swap"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0);
+    m.def(
+        "binomial_sf_ge",
+        [](std::int64_t n, double p, std::int64_t x) {
+            py::gil_scoped_release release;
+            return binomial_sf_ge(n, p, x);
+        },
+        py::arg("n"), py::arg("p"), py::arg("x"), "P[X >= x] for X ~ Binomial(n, p).");
+    m.def("binomial_log_pmf", &binomial_log_pmf, py::arg("n"), py::arg("p"), py::arg("x"));
+    m.def(
+        "binomial_pmf",
+        [](std::int64_t n, double p, std::int64_t lo, std::int64_t hi) { return to_numpy(binomial_pmf(n, p, lo, hi)); },
+        py::arg("n"), py::arg("p"), py::arg("lo"), py::arg("hi"));
+}
+
+}  // namespace pairperm::bindings

@@ -1,0 +1,9 @@
+// The private extension module pairperm._core: one call per area.
+#include "pybind.hpp"
+
+PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
+    m.doc() = "pairperm's compiled core (private; use the pairperm package)";
+    m.attr("max_support") = pairperm::max_support;
+    pairperm::bindings::bind_distributions(m);
+    pairperm::bindings::bind_tests(m);
+}

@@ -1,0 +1,47 @@
+// Shared by every binding file: the pybind11 namespace alias and array helpers.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pairperm/distribution.hpp"
+
+namespace py = pybind11;
+
+namespace pairperm::bindings {
+
+// Inputs arrive contiguous and int64 only after Python validated them.
+using int_array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+// Hand a std::vector to NumPy without copying: the capsule owns it.
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+    auto* owned = new std::vector<T>(std::move(v));
+    py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), free_when_done);
+}
+
+inline py::tuple distribution_tuple(Distribution&& d) {
+    const double tm = d.truncated_mass;
+    const auto off = d.offset;
+    return py::make_tuple(off, to_numpy(std::move(d.pmf)), tm);
+}
+
+// stay and swap must be 1-D arrays of the same length.
+inline std::size_t check_pair(const int_array& a, const int_array& b) {
+    if (a.ndim() != 1 || b.ndim() != 1) throw std::invalid_argument("expected 1-D arrays");
+    if (a.shape(0) != b.shape(0))
+        throw std::invalid_argument("length mismatch: " + std::to_string(a.shape(0)) + " vs " +
+                                    std::to_string(b.shape(0)));
+    return static_cast<std::size_t>(a.shape(0));
+}
+
+void bind_distributions(py::module_& m);
+void bind_tests(py::module_& m);
+
+}  // namespace pairperm::bindings

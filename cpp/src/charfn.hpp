@@ -1,0 +1,33 @@
+// Internal: the grouped law in reduced units and its (tilted) pmf on a window, computed
+// from the closed-form characteristic function with one inverse real FFT.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pairperm/local_effects.hpp"
+
+namespace pairperm {
+namespace detail {
+
+// S = lo_sum + gcd * S', S' = sum_g count_g * k'_g Bernoulli(q) with k' = k / gcd.
+struct ReducedLaw {
+    std::int64_t lo_sum = 0;
+    std::int64_t gcd = 1;
+    std::int64_t top = 0;      // K' = max S'
+    double variance_range = 0;  // sum count * k'^2 (Hoeffding's denominator)
+    std::vector<Group> groups;  // k' and count
+};
+
+ReducedLaw reduce(const EffectSummary& s);
+
+// Half-width t with 2 exp(-2 t^2 / V) <= exp(log_eps): Hoeffding for S' about its mean.
+double hoeffding_halfwidth(double variance_range, double log_eps);
+
+// pmf of S' under the tilt theta (B ~ Bernoulli(e^{theta k'} / (1 + e^{theta k'}))) at
+// w0, w0+1, ..., w0+M-1; mass outside the window aliases in, so the caller picks M
+// so that it is negligible. M is rounded up to an FFT-friendly size and returned.
+std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M);
+
+}  // namespace detail
+}  // namespace pairperm

@@ -1,0 +1,250 @@
+// The grouped engine (SPEC §1.3-1.4): at most G binomial groups instead of N leaves.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <queue>
+
+#include "charfn.hpp"
+#include "pairperm/binomial.hpp"
+#include "pairperm/convolution.hpp"
+#include "pairperm/engines.hpp"
+#include "support_check.hpp"
+
+namespace pairperm {
+namespace detail {
+
+// 2 exp(-2 t^2 / V) <= 1e-320: nothing representable in float64 is lost.
+constexpr double log_certified_eps = -736.8272081810214;  // log(1e-320)
+
+ReducedLaw reduce(const EffectSummary& s) {
+    ReducedLaw law;
+    law.lo_sum = s.lo_sum;
+    law.gcd = s.k_gcd > 0 ? s.k_gcd : 1;
+    for (const Group& g : s.groups) {
+        const std::int64_t kr = g.k / law.gcd;
+        law.groups.push_back({kr, g.count});
+        law.top += kr * g.count;
+        law.variance_range += static_cast<double>(g.count) * static_cast<double>(kr) * static_cast<double>(kr);
+    }
+    return law;
+}
+
+double hoeffding_halfwidth(double variance_range, double log_eps) {
+    return std::sqrt(variance_range * (std::log(2.0) - log_eps) / 2.0);
+}
+
+namespace {
+
+std::int64_t mod_positive(std::int64_t a, std::int64_t m) {
+    std::int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+struct TiltedGroup {
+    std::int64_t k_mod;  // k' mod M, so that j * k' mod M stays exact
+    double count;
+    double r;           // min(q, 1 - q)
+    double four_rq;     // 4 r (1 - r)
+    double sign;        // imaginary sign of the residual factor
+};
+
+}  // namespace
+
+std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M) {
+    M = good_fft_size(std::max<std::size_t>(M, 1));
+    check_support(static_cast<long double>(M) * 2.0L, "grouped engine");
+    const auto Mi = static_cast<std::int64_t>(M);
+    // Factor e^{-i w k'} out of every group with q > 1/2 (an exact integer shift A) so each
+    // residual factor (1 - r) + r e^{-+ i w k'} has r <= 1/2 and a small phase.
+    std::int64_t shift = 0;
+    std::vector<TiltedGroup> gs;
+    gs.reserve(law.groups.size());
+    for (const Group& g : law.groups) {
+        const double e = std::exp(-std::fabs(theta) * static_cast<double>(g.k));
+        const double r = e / (1.0 + e);
+        const bool flipped = theta > 0;
+        if (flipped) shift = mod_positive(shift + mod_positive(g.k, Mi) * (g.count % Mi) % Mi, Mi);
+        gs.push_back({mod_positive(g.k, Mi), static_cast<double>(g.count), r, 4.0 * r * (1.0 - r),
+                      flipped ? 1.0 : -1.0});
+    }
+    // Strongest decay first so that most frequencies are discarded after one group.
+    std::sort(gs.begin(), gs.end(),
+              [](const TiltedGroup& a, const TiltedGroup& b) { return a.count * a.four_rq > b.count * b.four_rq; });
+    const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
+
+    // Below e^-745 a spectrum value underflows; it contributes < 1e-320 to every pmf entry.
+    constexpr double log_negligible = -745.0;
+    const double pi_over_M = M_PI / static_cast<double>(M);
+    const std::size_t half = M / 2;
+    std::vector<double> spectrum(2 * (half + 1), 0.0);
+    for (std::size_t j = 0; j <= half; ++j) {
+        const auto ji = static_cast<std::int64_t>(j);
+        double log_mag = 0.0, phase = 0.0;
+        bool negligible = false;
+        for (const TiltedGroup& g : gs) {
+            const std::int64_t m = (ji * g.k_mod) % Mi;
+            double sx, cx;
+            sincos(pi_over_M * static_cast<double>(m), &sx, &cx);
+            const double s2 = sx * sx;
+            log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
+            if (!(log_mag > log_negligible)) {
+                negligible = true;
+                break;
+            }
+            // Residual factor (1 - r) + r e^{sign * i * 2x}, with x = pi m / M.
+            const double re = 1.0 - 2.0 * g.r * s2;
+            const double im = g.sign * 2.0 * g.r * sx * cx;
+            phase += g.count * std::atan2(im, re);
+        }
+        if (negligible) continue;
+        const std::int64_t m0 = (ji * phase_shift) % Mi;
+        phase += 2.0 * pi_over_M * static_cast<double>(m0);
+        const double mag = std::exp(log_mag);
+        spectrum[2 * j] = mag * std::cos(phase);
+        spectrum[2 * j + 1] = mag * std::sin(phase);
+    }
+    std::vector<double> out(M);
+    inverse_real_fft(spectrum.data(), out.data(), M, 1.0 / static_cast<double>(M));
+    return out;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Lay the reduced-unit window [lo, lo + vals.size()) out densely in original units.
+Distribution expand(const detail::ReducedLaw& law, std::int64_t lo, const std::vector<double>& vals,
+                    double truncated_mass) {
+    Distribution d;
+    d.offset = law.lo_sum + law.gcd * lo;
+    d.truncated_mass = truncated_mass;
+    if (vals.empty()) return d;
+    const auto g = static_cast<std::size_t>(law.gcd);
+    detail::check_support(static_cast<long double>(vals.size() - 1) * static_cast<long double>(g) + 1.0L,
+                          "grouped engine");
+    d.pmf.assign((vals.size() - 1) * g + 1, 0.0);
+    for (std::size_t i = 0; i < vals.size(); ++i) d.pmf[i * g] = std::max(vals[i], 0.0);
+    return d;
+}
+
+// The certified window [lo, hi] of S' about its mean and the Hoeffding bound on what it cuts.
+struct Window {
+    std::int64_t lo, hi;
+    double truncated_mass;
+};
+
+Window certified_window(double mean, double variance_range, std::int64_t top) {
+    const double t = detail::hoeffding_halfwidth(variance_range, detail::log_certified_eps);
+    Window w{std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(mean - t))),
+             std::min<std::int64_t>(top, static_cast<std::int64_t>(std::floor(mean + t))), 0.0};
+    if (w.lo > 0 || w.hi < top) {
+        // Nearest excluded value on either side is at least t_ex from the mean.
+        double t_ex = INFINITY;
+        if (w.lo > 0) t_ex = std::min(t_ex, mean - static_cast<double>(w.lo - 1));
+        if (w.hi < top) t_ex = std::min(t_ex, static_cast<double>(w.hi + 1) - mean);
+        w.truncated_mass = 2.0 * std::exp(-2.0 * t_ex * t_ex / variance_range);
+    }
+    return w;
+}
+
+}  // namespace
+
+Distribution grouped_distribution(const EffectSummary& summary) {
+    const detail::ReducedLaw law = detail::reduce(summary);
+    if (law.groups.empty()) return expand(law, 0, {1.0}, 0.0);
+    const Window w = certified_window(static_cast<double>(law.top) / 2.0, law.variance_range, law.top);
+    std::size_t M = static_cast<std::size_t>(w.hi - w.lo + 1);
+    std::vector<double> vals = detail::tilted_pmf_window(law, 0.0, w.lo, M);
+    vals.resize(static_cast<std::size_t>(w.hi - w.lo + 1));
+    return expand(law, w.lo, vals, w.truncated_mass);
+}
+
+namespace {
+
+// A partial product of pieces: pmf over [lo, lo + pmf.size()) of S' with its mean and
+// Hoeffding range term, so it can be cut to its own certified window.
+struct Piece {
+    std::int64_t lo = 0;
+    std::vector<double> pmf;
+    double mean = 0, variance_range = 0;
+    std::int64_t top = 0;  // largest value the partial sum can take
+    std::size_t step = 1;  // nonzeros every `step` entries (a dilated binomial), 1 after a product
+};
+
+// Cost model for one product of lengths la and lb (nb nonzeros in b), in units of one
+// multiply-add; the FFT term is three transforms of the padded length.
+double fft_cost(std::size_t la, std::size_t lb) {
+    const auto n = static_cast<double>(detail::good_fft_size(la + lb - 1));
+    return 3.0 * n * std::log2(n) + n;
+}
+
+}  // namespace
+
+Distribution grouped_distribution_pieces(const EffectSummary& summary) {
+    const detail::ReducedLaw law = detail::reduce(summary);
+    if (law.groups.empty()) return expand(law, 0, {1.0}, 0.0);
+    // Each cut may lose at most eps / (2G) so the union stays below the certified level.
+    const double log_eps_each = detail::log_certified_eps - std::log(2.0 * static_cast<double>(law.groups.size()));
+    double truncated = 0.0;
+
+    auto cut = [&](Piece& p) {
+        const double t = detail::hoeffding_halfwidth(p.variance_range, log_eps_each);
+        const auto lo = std::max<std::int64_t>(p.lo, static_cast<std::int64_t>(std::ceil(p.mean - t)));
+        const auto hi = std::min<std::int64_t>(p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1,
+                                               static_cast<std::int64_t>(std::floor(p.mean + t)));
+        if (lo == p.lo && hi == p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1) return;
+        truncated += std::exp(std::log(2.0) - 2.0 * t * t / p.variance_range);
+        std::vector<double> kept(p.pmf.begin() + (lo - p.lo), p.pmf.begin() + (hi - p.lo) + 1);
+        p.pmf.swap(kept);
+        p.lo = lo;
+    };
+
+    auto by_size = [](const Piece& a, const Piece& b) { return a.pmf.size() > b.pmf.size(); };
+    std::priority_queue<Piece, std::vector<Piece>, decltype(by_size)> queue(by_size);
+    for (const Group& g : law.groups) {
+        const double c = static_cast<double>(g.count), k = static_cast<double>(g.k);
+        // Binomial counts window; in S' units the piece spans k' times as far.
+        const double t_count = detail::hoeffding_halfwidth(c, log_eps_each);
+        const auto b_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(c / 2 - t_count)));
+        const auto b_hi = std::min<std::int64_t>(g.count, static_cast<std::int64_t>(std::floor(c / 2 + t_count)));
+        if (b_lo > 0 || b_hi < g.count) truncated += std::exp(std::log(2.0) - 2.0 * t_count * t_count / c);
+        std::vector<double> counts = binomial_pmf(g.count, 0.5, b_lo, b_hi);
+        detail::check_support(static_cast<long double>(counts.size()) * k, "grouped engine (pieces)");
+        Piece p;
+        p.lo = b_lo * g.k;
+        p.step = static_cast<std::size_t>(g.k);
+        p.pmf.assign((counts.size() - 1) * p.step + 1, 0.0);
+        for (std::size_t i = 0; i < counts.size(); ++i) p.pmf[i * p.step] = counts[i];
+        p.mean = c * k / 2;
+        p.variance_range = c * k * k;
+        p.top = g.count * g.k;
+        queue.push(std::move(p));
+    }
+    while (queue.size() > 1) {
+        Piece a = queue.top();
+        queue.pop();
+        Piece b = queue.top();
+        queue.pop();
+        if (a.step < b.step) std::swap(a, b);  // a: the sparser operand
+        const std::size_t nnz = (a.pmf.size() - 1) / a.step + 1;
+        Piece c;
+        if (static_cast<double>(nnz) * static_cast<double>(b.pmf.size()) <= fft_cost(a.pmf.size(), b.pmf.size())) {
+            std::vector<double> compact(nnz);
+            for (std::size_t i = 0; i < nnz; ++i) compact[i] = a.pmf[i * a.step];
+            c.pmf = detail::convolve_dilated_direct(b.pmf, compact, a.step);
+        } else {
+            c.pmf = detail::convolve(a.pmf, b.pmf);
+        }
+        c.lo = a.lo + b.lo;
+        c.mean = a.mean + b.mean;
+        c.variance_range = a.variance_range + b.variance_range;
+        c.top = a.top + b.top;
+        cut(c);
+        queue.push(std::move(c));
+    }
+    Piece last = queue.top();
+    for (double& v : last.pmf) v = std::max(v, 0.0);
+    return expand(law, last.lo, last.pmf, std::min(1.0, truncated));
+}
+
+}  // namespace pairperm

@@ -1,0 +1,184 @@
+// The O(N) summary pass: no sort over entries, only over the (few) distinct k.
+#include "pairperm/local_effects.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace pairperm {
+namespace {
+
+__extension__ typedef __int128 i128;  // exact sums of int64 values
+
+i128 abs128(i128 v) { return v < 0 ? -v : v; }
+
+// Counts into a dense array while k is small (the usual case: per-sentence counts), and
+// falls back to a hash map for sparse large k, so the pass stays O(N) either way.
+class GroupCounter {
+public:
+    explicit GroupCounter(std::size_t n) : dense_limit_(std::max<std::size_t>(4096, 4 * n)) {}
+
+    void add(std::int64_t k) {
+        if (static_cast<std::uint64_t>(k) < dense_limit_) {
+            auto idx = static_cast<std::size_t>(k);
+            if (idx >= dense_.size()) dense_.resize(std::max(idx + 1, 2 * dense_.size()), 0);
+            ++dense_[idx];
+        } else {
+            ++sparse_[k];
+        }
+    }
+
+    std::vector<Group> groups() const {
+        std::vector<Group> out;
+        for (std::size_t k = 1; k < dense_.size(); ++k)
+            if (dense_[k] != 0) out.push_back({static_cast<std::int64_t>(k), dense_[k]});
+        for (const auto& [k, c] : sparse_) out.push_back({k, c});
+        std::sort(out.begin() + 0, out.end(), [](const Group& a, const Group& b) { return a.k < b.k; });
+        return out;
+    }
+
+private:
+    std::size_t dense_limit_;
+    std::vector<std::int64_t> dense_;
+    std::unordered_map<std::int64_t, std::int64_t> sparse_;
+};
+
+void check_total(i128 abs_total) {
+    if (abs_total >= static_cast<i128>(max_abs_sum))
+        throw std::invalid_argument(
+            "sum of |stay| + |swap| over all entries exceeds 2^61; the sums would overflow int64");
+}
+
+template <class EntryFn>
+EffectSummary summarize_checked(std::size_t n, EntryFn entry) {
+    EffectSummary s;
+    GroupCounter counter(n);
+    i128 lo_sum = 0, observed = 0, twice_mean = 0, abs_total = 0, k_sum = 0;
+    long double k2 = 0.0L;
+    for (std::size_t i = 0; i < n; ++i) {
+        i128 a, b;
+        entry(i, a, b);
+        abs_total += abs128(a) + abs128(b);
+        // Checked per entry so a huge value cannot wrap before the final check.
+        if (abs_total >= static_cast<i128>(max_abs_sum)) check_total(abs_total);
+        const auto k = static_cast<std::int64_t>(abs128(a - b));
+        lo_sum += a < b ? a : b;
+        observed += a;
+        twice_mean += a + b;
+        if (k != 0) {
+            k_sum += k;
+            k2 += static_cast<long double>(k) * static_cast<long double>(k);
+            ++s.n_varying;
+            counter.add(k);
+        }
+    }
+    check_total(abs_total);
+    s.lo_sum = static_cast<std::int64_t>(lo_sum);
+    s.observed = static_cast<std::int64_t>(observed);
+    s.twice_mean = static_cast<std::int64_t>(twice_mean);
+    s.k_sum = static_cast<std::int64_t>(k_sum);
+    s.k2_sum = static_cast<double>(k2);
+    s.groups = counter.groups();
+    return s;
+}
+
+// When n * (max|stay| + max|swap|) < 2^61 nothing can overflow: plain int64, counts in a
+// dense array sized by the largest possible k. This is the hot path (~1 ns per entry).
+template <class EntryFn>
+EffectSummary summarize_fast(std::size_t n, std::int64_t k_bound, EntryFn entry) {
+    EffectSummary s;
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(k_bound) + 1, 0);
+    std::int64_t lo_sum = 0, observed = 0, twice_mean = 0, k_sum = 0;
+    double k2 = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t a, b;
+        entry(i, a, b);
+        const std::int64_t k = a > b ? a - b : b - a;
+        lo_sum += a < b ? a : b;
+        observed += a;
+        twice_mean += a + b;
+        k_sum += k;
+        k2 += static_cast<double>(k) * static_cast<double>(k);
+        ++counts[static_cast<std::size_t>(k)];
+    }
+    s.lo_sum = lo_sum;
+    s.observed = observed;
+    s.twice_mean = twice_mean;
+    s.k_sum = k_sum;
+    s.k2_sum = k2;
+    for (std::size_t k = 1; k < counts.size(); ++k) {
+        if (counts[k] == 0) continue;
+        s.groups.push_back({static_cast<std::int64_t>(k), counts[k]});
+        s.n_varying += counts[k];
+    }
+    return s;
+}
+
+std::int64_t max_abs(const std::int64_t* v, std::size_t n) {
+    std::uint64_t m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto u = static_cast<std::uint64_t>(v[i]);
+        const std::uint64_t a = v[i] < 0 ? ~u + 1 : u;  // |INT64_MIN| is fine as unsigned
+        m = a > m ? a : m;
+    }
+    return m > static_cast<std::uint64_t>(max_abs_sum) ? max_abs_sum : static_cast<std::int64_t>(m);
+}
+
+// Dense counting is used while the largest possible k is at most this (and 4N): 32 MiB.
+constexpr std::int64_t dense_k_limit = std::int64_t{1} << 22;
+
+void finish(EffectSummary& s) {
+    std::int64_t g = 0;
+    for (const Group& grp : s.groups) g = std::gcd(g, grp.k);
+    s.k_gcd = g;
+}
+
+template <class Checked, class Fast>
+EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b, std::int64_t k_bound,
+                       Checked checked, Fast fast) {
+    const long double worst = static_cast<long double>(n) * (static_cast<long double>(bound_a) + bound_b);
+    EffectSummary s;
+    if (worst < static_cast<long double>(max_abs_sum) && k_bound <= dense_k_limit &&
+        k_bound <= 4 * static_cast<std::int64_t>(n) + 4096) {
+        s = summarize_fast(n, k_bound, fast);
+    } else {
+        s = summarize_checked(n, checked);
+    }
+    finish(s);
+    return s;
+}
+
+}  // namespace
+
+EffectSummary summarize(const std::int64_t* stay, const std::int64_t* swap, std::size_t n) {
+    const std::int64_t ma = max_abs(stay, n), mb = max_abs(swap, n);
+    return dispatch(
+        n, ma, mb, ma + mb,
+        [&](std::size_t i, i128& a, i128& b) {
+            a = stay[i];
+            b = swap[i];
+        },
+        [&](std::size_t i, std::int64_t& a, std::int64_t& b) {
+            a = stay[i];
+            b = swap[i];
+        });
+}
+
+EffectSummary summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n) {
+    const std::int64_t mx = max_abs(x, n), my = max_abs(y, n);
+    // |stay| = |swap| = |x - y| <= mx + my, and k = 2 |x - y|.
+    return dispatch(
+        n, mx + my, mx + my, 2 * (mx + my),
+        [&](std::size_t i, i128& a, i128& b) {
+            a = static_cast<i128>(x[i]) - y[i];
+            b = -a;
+        },
+        [&](std::size_t i, std::int64_t& a, std::int64_t& b) {
+            a = x[i] - y[i];
+            b = -a;
+        });
+}
+
+}  // namespace pairperm
