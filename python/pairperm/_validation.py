@@ -1,0 +1,104 @@
+"""Argument checking shared by every public function (SPEC §4): clear errors, never a wrong answer."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+# Largest magnitude accepted for one value; sums are checked again in the C++ core.
+_MAX_ABS = 2**61
+
+REAL_VALUED_HINT = "pairperm.wilcoxon_test and pairperm.bootstrap_test take real-valued scores"
+
+
+def check_alternative(alternative: str) -> str:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; got {alternative!r}")
+    return alternative
+
+
+def check_method(method: str, valid: tuple[str, ...]) -> str:
+    if method not in valid:
+        raise ValueError(f"method must be one of {', '.join(map(repr, valid))}; got {method!r}")
+    return method
+
+
+def check_n_resamples(n_resamples: Any) -> int:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral):
+        raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1; got {n_resamples}")
+    return int(n_resamples)
+
+
+def seed_from_rng(rng: Any) -> int:
+    """A 64-bit seed for the C++ sampler from None, an int or a numpy Generator."""
+    if rng is None:
+        return int(np.random.default_rng().integers(0, 2**63, dtype=np.uint64))
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, 2**63, dtype=np.uint64))
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng seed must be non-negative; got {rng}")
+        # Mix the user's seed so that nearby seeds give unrelated streams.
+        return int(np.random.default_rng(int(rng)).integers(0, 2**63, dtype=np.uint64))
+    raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}")
+
+
+def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT) -> np.ndarray:
+    """Validate integer-valued data and return it as a C-contiguous int64 array (never a view we write to)."""
+    try:
+        arr = np.asarray(values)
+    except (OverflowError, ValueError) as exc:
+        raise ValueError(f"{func}: {name} could not be read as a numeric array: {exc}") from None
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if arr.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"{func}: {name} must be a {want} array; got shape {arr.shape}")
+    kind = arr.dtype.kind
+    if kind == "b":
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    if kind not in "iuf":
+        raise ValueError(f"{func}: {name} must hold numbers; got dtype {arr.dtype}")
+    if arr.size == 0:
+        return np.zeros(arr.shape, dtype=np.int64)
+    if kind == "f":
+        finite = np.isfinite(arr)
+        if not finite.all():
+            idx = _first(~finite)
+            raise ValueError(f"{func}: {name} contains NaN or inf (at index {idx})")
+        frac = arr != np.floor(arr)
+        if frac.any():
+            idx = _first(frac)
+            raise ValueError(
+                f"{func}: {name} must hold integers (such as counts of correct predictions); "
+                f"got {arr[idx]!r} at index {idx}. {hint[0].upper() + hint[1:]}."
+            )
+    big = np.abs(arr.astype(np.float64, copy=False)) >= _MAX_ABS if kind == "f" else _too_big(arr)
+    if np.any(big):
+        idx = _first(big)
+        raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _too_big(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.kind == "u":
+        return arr >= _MAX_ABS
+    return (arr >= _MAX_ABS) | (arr <= -_MAX_ABS)
+
+
+def _first(mask: np.ndarray) -> Any:
+    idx = np.argwhere(mask)[0]
+    return int(idx[0]) if idx.size == 1 else tuple(int(i) for i in idx)
+
+
+def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, func: str) -> int:
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"{func}: {name_a} and {name_b} must have the same length; got {a.shape[0]} and {b.shape[0]}")
+    if a.shape[1:] != b.shape[1:]:
+        raise ValueError(f"{func}: {name_a} and {name_b} must have the same shape; got {a.shape} and {b.shape}")
+    return int(a.shape[0])
