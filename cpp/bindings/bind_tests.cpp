@@ -1,6 +1,8 @@
 // Bindings for p-values, Monte Carlo sampling and binomial helpers.
 #include "pybind.hpp"
 
+#include <new>
+
 #include "pairperm/binomial.hpp"
 #include "pairperm/monte_carlo.hpp"
 #include "pairperm/pvalue.hpp"
@@ -80,6 +82,12 @@ void bind_tests(py::module_& m) {
             return binomial_sf_ge(n, p, x);
         },
         py::arg("n"), py::arg("p"), py::arg("x"), "P[X >= x] for X ~ Binomial(n, p).");
+    // Exercises the exception translation of the binding layer (used by the tests only).
+    m.def("_raise_for_test", [](const std::string& kind) {
+        if (kind == "bad_alloc") throw std::bad_alloc();
+        if (kind == "invalid_argument") throw std::invalid_argument("raised for a test");
+        if (kind == "length_error") throw std::length_error("raised for a test");
+    });
     m.def("binomial_log_pmf", &binomial_log_pmf, py::arg("n"), py::arg("p"), py::arg("x"));
     m.def(
         "binomial_pmf",

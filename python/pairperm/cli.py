@@ -1,0 +1,147 @@
+"""Command-line interface: `pairperm demo` and `pairperm test FILE`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from ._permutation import TEST_METHODS, permutation_test
+from ._validation import ALTERNATIVES
+from .datasets import stanza_pos_like
+
+DEMO_N = 10_000
+DEMO_SEED = 2022
+DEMO_RESAMPLES = 20_000
+
+
+def _timed(fn: Callable[[], object], repeats: int = 1):
+    best = None
+    out = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return out, best
+
+
+def _fmt_time(seconds: float) -> str:
+    return f"{seconds * 1e3:9.3f} ms"
+
+
+def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out=None) -> None:
+    out = out or sys.stdout
+    x, y = stanza_pos_like(n, seed)
+    print(
+        f"pairperm demo: two POS taggers on {n:,} synthetic sentences (the papers' experiment, seed {seed})\n"
+        f"  correct tokens: A = {int(x.sum()):,}, B = {int(y.sum()):,}, statistic T = sum(x) - sum(y) = {int(x.sum() - y.sum()):,}\n",
+        file=out,
+    )
+    print(f"  {'method':<28} {'p-value (two-sided)':>22} {'time':>12}", file=out)
+    rows = [
+        ("exact, grouped (auto)", lambda: permutation_test(x, y, method="auto")),
+        ("exact, FFT tree (Alg. 4)", lambda: permutation_test(x, y, method="fft")),
+        ("exact, DP (Alg. 3)", lambda: permutation_test(x, y, method="dp")),
+        (
+            f"Monte Carlo, K = {n_resamples:,}",
+            lambda: permutation_test(x, y, method="monte_carlo", n_resamples=n_resamples, rng=seed),
+        ),
+    ]
+    for label, fn in rows:
+        res, dt = _timed(fn)
+        print(f"  {label:<28} {res.pvalue:>22.6g} {_fmt_time(dt)}", file=out)
+        if res.method == "auto":
+            print(f"  {'':<28} {'log p = ' + format(res.log_pvalue, '.6f'):>22}", file=out)
+        if res.pvalue_ci is not None:
+            lo, hi = res.pvalue_ci
+            print(f"  {'':<28} {'95% CI [' + format(lo, '.3g') + ', ' + format(hi, '.3g') + ']':>22}", file=out)
+    print(
+        "\n  The FFT tree's tiny p-value carries absolute round-off (~1e-16 of the peak); the grouped\n"
+        "  engine's tilted tail and the DP are accurate to ~12 significant digits. Monte Carlo\n"
+        "  cannot resolve p below ~1/K.",
+        file=out,
+    )
+
+
+def read_accuracy_file(path: Path, delim: str) -> tuple[np.ndarray, np.ndarray]:
+    """Read the reference implementation's accuracy format: per line, correct counts of A and B."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read file: {exc.strerror or exc}") from None
+    xs: list[int] = []
+    ys: list[int] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.strip().split(delim)]
+        if len(fields) != 2:
+            raise ValueError(
+                f"{path}:{lineno}: expected 2 integers separated by {delim!r} "
+                f"(correct predictions of system A, of system B); got {len(fields)} field(s): {line.strip()!r}"
+            )
+        try:
+            a, b = int(fields[0]), int(fields[1])
+        except ValueError:
+            raise ValueError(f"{path}:{lineno}: expected integers; got {line.strip()!r}") from None
+        xs.append(a)
+        ys.append(b)
+    return np.array(xs, dtype=np.int64), np.array(ys, dtype=np.int64)
+
+
+def run_test_file(path: Path, delim: str, alternative: str, method: str, mc: Optional[int], out=None) -> None:
+    out = out or sys.stdout
+    x, y = read_accuracy_file(path, delim)
+    if mc:
+        res, dt = _timed(lambda: permutation_test(x, y, alternative=alternative, method="monte_carlo", n_resamples=mc))
+    else:
+        res, dt = _timed(lambda: permutation_test(x, y, alternative=alternative, method=method))
+    print(f"file: {path} ({len(x)} entries)", file=out)
+    print(f"statistic (sum A - sum B): {res.statistic}", file=out)
+    print(f"method: {res.method}  alternative: {alternative}", file=out)
+    print(f"p-value: {res.pvalue:.10g}", file=out)
+    print(f"log p-value: {res.log_pvalue:.10g}", file=out)
+    if res.pvalue_ci is not None:
+        print(f"95% CI of the exact p-value: [{res.pvalue_ci[0]:.6g}, {res.pvalue_ci[1]:.6g}]", file=out)
+    print(f"time: {dt * 1e3:.3f} ms", file=out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pairperm", description="Exact paired-permutation tests for two systems.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="exact vs Monte Carlo on the papers' experiment data (N = 10,000)")
+    demo.add_argument("--n", type=int, default=DEMO_N, help=argparse.SUPPRESS)
+    test = sub.add_parser("test", help="test a file in the reference implementation's format")
+    test.add_argument("file", type=Path)
+    test.add_argument("--delim", default=",", help="',' (default) or 'tab'")
+    test.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
+    test.add_argument("--method", choices=[m for m in TEST_METHODS if m != "monte_carlo"], default="auto")
+    test.add_argument("--mc", type=int, default=0, metavar="K", help="Monte Carlo with K resamples instead")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "demo":
+            run_demo(n=args.n)
+        else:
+            delim = "\t" if args.delim in ("tab", "\\t", "\t") else args.delim
+            if delim not in (",", "\t"):
+                raise ValueError(f"--delim must be ',' or 'tab'; got {args.delim!r}")
+            if args.mc < 0:
+                raise ValueError(f"--mc must be a positive number of resamples; got {args.mc}")
+            run_test_file(args.file, delim, args.alternative, args.method, args.mc or None)
+    except ValueError as exc:
+        print(f"pairperm: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The three engines against brute-force enumeration and exact integer arithmetic (SPEC §5)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm import _core
+from reference import brute_force_counts, exact_counts
+
+
+def dense(dist, lo: int, size: int) -> np.ndarray:
+    out = np.zeros(size)
+    start = dist.offset - lo
+    out[start : start + dist.pmf.size] = dist.pmf
+    return out
+
+
+def brute_pmf(stay, swap):
+    counts = brute_force_counts(stay, swap)
+    n = len(stay)
+    lo, hi = min(counts), max(counts)
+    pmf = np.zeros(hi - lo + 1)
+    for v, c in counts.items():
+        pmf[v - lo] = c / 2**n
+    return lo, pmf
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_small_cases_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 15))
+    # Negative, asymmetric local effects (stay != -swap) and some ties (stay == swap).
+    stay = rng.integers(-7, 8, n)
+    swap = rng.integers(-7, 8, n)
+    ties = rng.random(n) < 0.2
+    swap[ties] = stay[ties]
+    lo, ref = brute_pmf(stay, swap)
+
+    dp = pairperm.convolve_dp(stay, swap)
+    assert dp.offset <= lo
+    assert dp.offset == lo and dp.pmf.size == ref.size
+    got = dp.pmf
+    nz = ref > 0
+    assert np.all(np.abs(got[nz] / ref[nz] - 1) <= 1e-12)
+    assert np.all(got[~nz] == 0)
+
+    for dist in (pairperm.convolve_fft(stay, swap), pairperm.null_distribution(stay, swap)):
+        span = max(dist.offset + dist.pmf.size, lo + ref.size) - min(dist.offset, lo)
+        base = min(dist.offset, lo)
+        r = np.zeros(span)
+        r[lo - base : lo - base + ref.size] = ref
+        assert np.max(np.abs(dense(dist, base, span) - r)) <= 1e-12
+        assert dist.truncated_mass == 0.0  # small supports are never cut
+
+
+def test_engines_match_exact_integer_arithmetic_hundreds():
+    rng = np.random.default_rng(7)
+    n = 300
+    stay = rng.integers(-20, 21, n)
+    swap = np.where(rng.random(n) < 0.5, -stay, rng.integers(-20, 21, n))
+    offset, counts, nn = exact_counts(stay, swap)
+    exact = np.array([float(Fraction(c, 2**nn)) for c in counts])
+
+    dp = pairperm.convolve_dp(stay, swap)
+    assert dp.offset == offset and dp.pmf.size == len(counts)
+    big = exact > 1e-290  # below, float64 itself has no relative precision left
+    assert np.max(np.abs(dp.pmf[big] / exact[big] - 1)) <= 1e-12
+    assert np.all(dp.pmf[exact == 0] == 0)
+
+    fft = pairperm.convolve_fft(stay, swap)
+    assert fft.offset == offset and fft.pmf.size == len(counts)
+    assert np.max(np.abs(fft.pmf - exact)) <= 1e-12
+
+    auto = pairperm.null_distribution(stay, swap, method="auto")
+    r = np.zeros(len(counts))
+    r[auto.offset - offset : auto.offset - offset + auto.pmf.size] = auto.pmf
+    assert np.max(np.abs(r - exact)) <= 1e-12
+    # The certified window may cut only what the bound covers.
+    outside = exact.sum() - exact[auto.offset - offset : auto.offset - offset + auto.pmf.size].sum()
+    assert outside <= max(auto.truncated_mass, 1e-300)
+    assert auto.truncated_mass <= 1e-320
+
+
+def test_grouped_truncation_certificate_on_a_wide_support():
+    # Support width 2*10^5 + 1, certified window ~ 38 sigma: the engine must cut and say so.
+    n = 100_000
+    stay = np.ones(n, dtype=np.int64)
+    swap = -stay
+    d = pairperm.null_distribution(stay, swap)
+    assert 0 < d.truncated_mass <= 1e-320
+    assert d.pmf.size < 2 * n + 1
+    # Binomial(n, 1/2) on the lattice 2: compare the window with the stable binomial pmf.
+    i = np.arange(d.pmf.size)
+    on_lattice = (d.offset + i + n) % 2 == 0
+    assert np.all(d.pmf[~on_lattice] == 0)
+    j = (d.offset + i[on_lattice] + n) // 2
+    ref = _core.binomial_pmf(n, 0.5, int(j[0]), int(j[-1]))
+    assert np.max(np.abs(d.pmf[on_lattice] - ref)) <= 1e-13
+    assert abs(d.pmf.sum() - 1) <= 1e-12
+
+
+def test_pieces_route_agrees_with_characteristic_function_route():
+    rng = np.random.default_rng(3)
+    stay = rng.integers(-30, 31, 5000)
+    swap = rng.integers(-30, 31, 5000)
+    s = _core.summarize(stay, swap)
+    o1, p1, t1 = _core.grouped_distribution(s)
+    o2, p2, t2 = _core.grouped_distribution_pieces(s)
+    lo = min(o1, o2)
+    size = max(o1 + p1.size, o2 + p2.size) - lo
+    a = np.zeros(size)
+    b = np.zeros(size)
+    a[o1 - lo : o1 - lo + p1.size] = p1
+    b[o2 - lo : o2 - lo + p2.size] = p2
+    assert np.max(np.abs(a - b)) <= 1e-13
+    assert t1 <= 1e-320 and t2 <= 1e-320
+
+
+def test_all_ties_and_empty_give_a_point_mass():
+    for stay, swap in (([], []), ([3, -1, 2], [3, -1, 2])):
+        for method in ("auto", "dp", "fft"):
+            d = pairperm.null_distribution(stay, swap, method=method)
+            assert d.pmf.tolist() == [1.0]
+            assert d.offset == sum(stay)
+
+
+def test_distribution_object_helpers():
+    d = pairperm.convolve_dp([2, 1, 0, 3], [-2, -1, 0, 1])
+    assert d.support.tolist() == list(range(d.offset, d.offset + d.pmf.size))
+    assert d.support.dtype == np.int64
+    xs = np.arange(d.offset - 2, d.offset + d.pmf.size + 2)
+    cdf = np.array([d.pmf[: max(0, x - d.offset + 1)].sum() for x in xs])
+    assert np.allclose(d.cdf(xs), cdf, rtol=0, atol=1e-15)
+    assert np.allclose(d.sf(xs), 1 - cdf, rtol=0, atol=1e-15)
+    assert isinstance(d.cdf(d.offset), float)
+    assert abs(d.mean() - (sum([2, 1, 0, 3]) + sum([-2, -1, 0, 1])) / 2) < 1e-12
+    with pytest.raises(ValueError):
+        d.pmf[0] = 1.0  # read-only
+    with pytest.raises(AttributeError):
+        d.offset = 3  # frozen
+    assert "Distribution(offset=" in repr(d)

@@ -1,0 +1,126 @@
+"""SPEC §4: bad input gets a clear error, never a wrong answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm import _core
+
+ENTRY_POINTS = [
+    lambda a, b: pairperm.permutation_test(a, b),
+    lambda a, b: pairperm.permutation_test(a, b, method="monte_carlo", n_resamples=10, rng=0),
+    lambda a, b: pairperm.null_distribution(a, b),
+    lambda a, b: pairperm.convolve_dp(a, b),
+    lambda a, b: pairperm.convolve_fft(a, b),
+]
+
+
+@pytest.mark.parametrize("call", ENTRY_POINTS)
+def test_length_mismatch_names_both_lengths(call):
+    with pytest.raises(ValueError, match=r"same length; got 3 and 2"):
+        call([1, 2, 3], [1, 2])
+
+
+@pytest.mark.parametrize("call", ENTRY_POINTS)
+def test_wrong_ndim(call):
+    with pytest.raises(ValueError, match=r"1-D array; got shape \(2, 2\)"):
+        call([[1, 2], [3, 4]], [1, 2])
+    with pytest.raises(ValueError, match=r"1-D array; got shape \(\)"):
+        call(3, 4)
+
+
+@pytest.mark.parametrize("call", ENTRY_POINTS)
+def test_non_integral_values_point_to_real_valued_tests(call):
+    with pytest.raises(ValueError, match=r"must hold integers.*3\.5.*index 1.*wilcoxon_test.*real-valued"):
+        call([1.0, 3.5], [0, 1])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("call", ENTRY_POINTS)
+def test_nan_and_inf(call, bad):
+    with pytest.raises(ValueError, match=r"NaN or inf \(at index 2\)"):
+        call([1, 2, 3], [0.0, 1.0, bad])
+
+
+def test_integral_floats_and_bools_are_accepted():
+    a = pairperm.permutation_test([3.0, 5.0, 2.0], [1.0, 5.0, 0.0])
+    b = pairperm.permutation_test([3, 5, 2], [1, 5, 0])
+    assert a.pvalue == b.pvalue and a.statistic == b.statistic == 4
+    c = pairperm.permutation_test(np.array([True, True, False]), np.array([False, True, False]))
+    assert c.pvalue == 1.0  # one discordant pair: p = 1
+
+
+def test_non_numeric_input():
+    with pytest.raises(ValueError, match="must hold numbers"):
+        pairperm.permutation_test(["a", "b"], ["c", "d"])
+    with pytest.raises(ValueError, match="must hold numbers"):
+        pairperm.permutation_test([1 + 2j], [1])
+
+
+def test_overflow_is_refused_before_computing():
+    big = 2**60
+    with pytest.raises(ValueError, match=r"overflow int64"):
+        pairperm.permutation_test([big, big, big], [0, 0, -big])
+    with pytest.raises(ValueError, match=r"too large"):
+        pairperm.permutation_test([2**62], [0])
+    with pytest.raises(ValueError, match=r"too large"):
+        pairperm.permutation_test(np.array([2**63], dtype=np.uint64), [0])
+    with pytest.raises(ValueError):
+        pairperm.permutation_test([10**30], [0])  # Python int beyond int64
+
+
+@pytest.mark.parametrize("method", ["dp", "fft"])
+def test_support_too_large_is_refused_before_allocating(method):
+    with pytest.raises(ValueError, match=r"would need \d+ float64 entries \(\d+ MiB\).*limit"):
+        pairperm.null_distribution([2**40, 1], [0, 0], method=method)
+
+
+def test_unknown_alternative_and_method_list_valid_values():
+    with pytest.raises(ValueError, match=r"'two-sided', 'greater', 'less'; got 'both'"):
+        pairperm.permutation_test([1], [0], alternative="both")
+    with pytest.raises(ValueError, match=r"'auto', 'dp', 'fft', 'monte_carlo'; got 'exact'"):
+        pairperm.permutation_test([1], [0], method="exact")
+    with pytest.raises(ValueError, match=r"'auto', 'dp', 'fft'; got 'monte_carlo'"):
+        pairperm.null_distribution([1], [0], method="monte_carlo")
+
+
+@pytest.mark.parametrize("k", [0, -5, 2.5, True, "100"])
+def test_bad_n_resamples(k):
+    with pytest.raises(ValueError, match="n_resamples"):
+        pairperm.permutation_test([1, 2], [0, 0], method="monte_carlo", n_resamples=k)
+
+
+def test_bad_rng():
+    with pytest.raises(ValueError, match="rng must be"):
+        pairperm.permutation_test([1, 2], [0, 0], method="monte_carlo", rng="seed")
+    with pytest.raises(ValueError, match="non-negative"):
+        pairperm.permutation_test([1, 2], [0, 0], method="monte_carlo", rng=-1)
+
+
+def test_inputs_are_never_modified():
+    x = np.array([5, 3, 8, 1], dtype=np.int64)
+    y = np.array([4, 3, 6, 2], dtype=np.int64)
+    xf = x.astype(float)
+    copies = (x.copy(), y.copy(), xf.copy())
+    for method in ("auto", "dp", "fft", "monte_carlo"):
+        pairperm.permutation_test(x, y, method=method, rng=1)
+        pairperm.permutation_test(xf, y, method=method, rng=1)
+    pairperm.null_distribution(x, y)
+    assert all(np.array_equal(a, b) for a, b in zip((x, y, xf), copies))
+
+
+def test_core_maps_cpp_exceptions():
+    # std::invalid_argument -> ValueError straight from the compiled module.
+    with pytest.raises(ValueError, match="length mismatch"):
+        _core.convolve_dp(np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="two-sided"):
+        _core.grouped_pvalue(_core.summarize(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)), "sideways")
+    # std::length_error (support limit) -> ValueError, std::bad_alloc -> MemoryError.
+    with pytest.raises(ValueError, match="limit"):
+        _core.convolve_dp(np.array([2**40], dtype=np.int64), np.zeros(1, dtype=np.int64))
+    with pytest.raises(MemoryError):
+        _core._raise_for_test("bad_alloc")
+    with pytest.raises(ValueError):
+        _core._raise_for_test("invalid_argument")

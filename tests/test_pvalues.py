@@ -1,0 +1,181 @@
+"""p-values of every method against exact integer arithmetic (SPEC §5), including the
+grouped engine's tilted tails far below the float64 range."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pairperm
+from pairperm import _core
+from reference import binomial_two_sided, exact_pvalue, log_fraction, paired, rel_err
+
+ALTS = ("two-sided", "greater", "less")
+
+
+def scores(rng, n, shift=0.0):
+    """Per-sentence correct counts of two systems with a controllable gap."""
+    length = rng.integers(1, 25, n)
+    x = rng.binomial(length, 0.9)
+    y = rng.binomial(length, max(0.0, 0.9 - shift))
+    return x, y
+
+
+@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("n,shift", [(1, 0.0), (9, 0.1), (13, 0.0)])
+def test_all_methods_match_brute_force_small(alternative, n, shift):
+    rng = np.random.default_rng(n)
+    x, y = scores(rng, n, shift)
+    exact = exact_pvalue(*paired(x, y), alternative)
+    for method in ("auto", "dp"):
+        r = pairperm.permutation_test(x, y, alternative=alternative, method=method)
+        assert rel_err(r.pvalue, exact) <= 1e-12
+    r = pairperm.permutation_test(x, y, alternative=alternative, method="fft")
+    assert abs(r.pvalue - float(exact)) <= 1e-12
+
+
+@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("n,shift,seed", [(200, 0.0, 1), (400, 0.03, 2), (800, 0.06, 3)])
+def test_all_methods_match_exact_arithmetic_hundreds(alternative, n, shift, seed):
+    rng = np.random.default_rng(seed)
+    x, y = scores(rng, n, shift)
+    exact = exact_pvalue(*paired(x, y), alternative)
+    auto = pairperm.permutation_test(x, y, alternative=alternative)
+    assert auto.method == "auto"
+    assert rel_err(auto.pvalue, exact) <= 1e-9
+    assert abs(auto.log_pvalue - log_fraction(exact)) <= 1e-9
+    dp = pairperm.permutation_test(x, y, alternative=alternative, method="dp")
+    assert rel_err(dp.pvalue, exact) <= 1e-12
+    fft = pairperm.permutation_test(x, y, alternative=alternative, method="fft")
+    assert abs(fft.pvalue - float(exact)) <= 1e-12
+    assert auto.statistic == int(x.sum() - y.sum())
+
+
+@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("n,shift,seed", [(1500, 0.08, 11), (3000, 0.08, 12)])
+def test_tilted_tails_match_exact_arithmetic_down_to_1e_150(alternative, n, shift, seed):
+    rng = np.random.default_rng(seed)
+    x, y = scores(rng, n, shift)
+    exact = exact_pvalue(*paired(x, y), alternative)
+    r = pairperm.permutation_test(x, y, alternative=alternative)
+    if exact >= Fraction(1, 10**300):
+        assert rel_err(r.pvalue, exact) <= 1e-9
+    assert abs(r.log_pvalue - log_fraction(exact)) <= 1e-9 * max(1.0, abs(log_fraction(exact)))
+
+
+def test_reaches_p_below_1e_150():
+    # Guard that the case above really exercises deep tails.
+    rng = np.random.default_rng(12)
+    x, y = scores(rng, 3000, 0.08)
+    assert 1e-300 < pairperm.permutation_test(x, y).pvalue < 1e-150
+
+
+def test_general_structured_sums_with_nonzero_mean():
+    # stay != -swap: the two-sided region is about mu = sum(stay + swap) / 2, possibly half-integer.
+    rng = np.random.default_rng(5)
+    for n in (300, 1200):
+        stay = rng.integers(-3, 9, n)
+        swap = rng.integers(-6, 4, n)
+        s = _core.summarize(stay, swap)
+        for alt in ALTS:
+            exact = exact_pvalue(stay, swap, alt)
+            p, log_p = _core.grouped_pvalue(s, alt)
+            assert rel_err(p, exact) <= 1e-9 or (exact < Fraction(1, 10**300))
+            assert abs(log_p - log_fraction(exact)) <= 1e-9 * max(1.0, abs(log_fraction(exact)))
+            dist = pairperm.convolve_dp(stay, swap)
+            p_dp, _ = _core.pvalue_from_distribution(dist.offset, dist.pmf, s.observed, s.twice_mean, alt)
+            assert rel_err(p_dp, exact) <= 1e-12
+
+
+def test_log_pvalue_where_pvalue_underflows():
+    # Every entry favours A by 1: T = N is the largest value of S, p = 2^-N exactly (greater).
+    for n in (1100, 1600, 5000):
+        x = np.ones(n, dtype=np.int64)
+        y = np.zeros(n, dtype=np.int64)
+        r = pairperm.permutation_test(x, y, alternative="greater")
+        assert abs(r.log_pvalue - (-n * math.log(2))) <= 1e-9 * n
+        assert r.pvalue == pytest.approx(2.0**-n, rel=1e-9, abs=0)
+
+
+def test_log_pvalue_for_p_near_1e_minus_480():
+    # Not at the edge of the support: exact arithmetic on a p-value around 1e-480.
+    rng = np.random.default_rng(21)
+    n = 3000
+    x, y = scores(rng, n, 0.0)
+    y = np.where(rng.random(n) < 0.7, np.maximum(0, x - 3), y)
+    exact = exact_pvalue(*paired(x, y), "greater")
+    log_exact = log_fraction(exact)
+    assert -1250 < log_exact < -1000  # p between ~1e-540 and ~1e-435
+    r = pairperm.permutation_test(x, y, alternative="greater")
+    assert r.pvalue == 0.0
+    assert abs(r.log_pvalue - log_exact) <= 1e-9 * abs(log_exact)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_binary_scores_equal_exact_mcnemar(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 3000))
+    a = (rng.random(n) < 0.8).astype(np.int64)
+    b = (rng.random(n) < 0.78).astype(np.int64)
+    n10 = int(np.sum((a == 1) & (b == 0)))
+    n01 = int(np.sum((a == 0) & (b == 1)))
+    exact = binomial_two_sided(n10, n01)
+    for method in ("auto", "dp"):
+        r = pairperm.permutation_test(a, b, method=method)
+        assert rel_err(r.pvalue, exact) <= 1e-9
+    scipy_stats = pytest.importorskip("scipy.stats")
+    ref = scipy_stats.binomtest(n10, n10 + n01, 0.5).pvalue if n10 + n01 else 1.0
+    assert pairperm.permutation_test(a, b).pvalue == pytest.approx(ref, rel=1e-9)
+
+
+@pytest.mark.parametrize("method", ("auto", "dp", "fft", "monte_carlo"))
+@pytest.mark.parametrize("alternative", ALTS)
+def test_no_entries_or_all_ties_give_p_one(method, alternative):
+    for x, y in (([], []), ([3, 1, 4], [3, 1, 4])):
+        r = pairperm.permutation_test(x, y, alternative=alternative, method=method, n_resamples=50, rng=0)
+        if method == "monte_carlo":
+            assert r.pvalue == 1.0  # every resample ties the observed value
+        else:
+            assert r.pvalue == 1.0 and r.log_pvalue == 0.0
+
+
+# --- properties ------------------------------------------------------------------
+
+pairs = st.integers(1, 40).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(-6, 6), min_size=n, max_size=n),
+        st.lists(st.integers(-6, 6), min_size=n, max_size=n),
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs, st.integers(-1000, 1000))
+def test_properties_symmetry_and_invariance(xy, c):
+    x, y = map(np.array, xy)
+    two = pairperm.permutation_test(x, y)
+    assert pairperm.permutation_test(y, x).pvalue == pytest.approx(two.pvalue, rel=1e-12)
+    assert pairperm.permutation_test(x + c, y + c).pvalue == pytest.approx(two.pvalue, rel=1e-12)
+    g = pairperm.permutation_test(x, y, alternative="greater")
+    l_rev = pairperm.permutation_test(y, x, alternative="less")
+    assert g.pvalue == pytest.approx(l_rev.pvalue, rel=1e-12)
+    dp = pairperm.permutation_test(x, y, method="dp")
+    assert dp.pvalue == pytest.approx(two.pvalue, rel=1e-10)
+    assert 0.0 < two.pvalue <= 1.0
+
+
+def test_null_distribution_is_attached_and_consistent():
+    rng = np.random.default_rng(9)
+    x, y = scores(rng, 500, 0.01)
+    r = pairperm.permutation_test(x, y)
+    d = r.null_distribution
+    assert d is r.null_distribution  # computed once
+    mask = np.abs(d.support) >= abs(r.statistic)
+    assert d.pmf[mask].sum() == pytest.approx(r.pvalue, rel=1e-9)
+    assert pairperm.permutation_test(x, y, method="dp").null_distribution.method == "dp"
+    assert "pvalue=" in repr(r) and "statistic=" in repr(r)
