@@ -72,36 +72,66 @@ std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::
               [](const TiltedGroup& a, const TiltedGroup& b) { return a.count * a.four_rq > b.count * b.four_rq; });
     const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
 
-    // Below e^-745 a spectrum value underflows; it contributes < 1e-320 to every pmf entry.
-    constexpr double log_negligible = -745.0;
+    // Spectrum values below e^-50 are dropped: together they move any pmf entry by less
+    // than e^-50 ~ 2e-22, far below the inverse FFT's own round-off (~1e-16 of the peak).
+    // This keeps the work near the frequencies that matter (|w| < ~10 / sigma).
+    constexpr double log_negligible = -50.0;
     const double pi_over_M = M_PI / static_cast<double>(M);
     const std::size_t half = M / 2;
     std::vector<double> spectrum(2 * (half + 1), 0.0);
-    for (std::size_t j = 0; j <= half; ++j) {
+
+    auto evaluate = [&](std::size_t j) {
         const auto ji = static_cast<std::int64_t>(j);
         double log_mag = 0.0, phase = 0.0;
-        bool negligible = false;
         for (const TiltedGroup& g : gs) {
             const std::int64_t m = (ji * g.k_mod) % Mi;
             double sx, cx;
             sincos(pi_over_M * static_cast<double>(m), &sx, &cx);
             const double s2 = sx * sx;
             log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
-            if (!(log_mag > log_negligible)) {
-                negligible = true;
-                break;
-            }
+            if (!(log_mag > log_negligible)) return;
             // Residual factor (1 - r) + r e^{sign * i * 2x}, with x = pi m / M.
             const double re = 1.0 - 2.0 * g.r * s2;
             const double im = g.sign * 2.0 * g.r * sx * cx;
             phase += g.count * std::atan2(im, re);
         }
-        if (negligible) continue;
         const std::int64_t m0 = (ji * phase_shift) % Mi;
         phase += 2.0 * pi_over_M * static_cast<double>(m0);
         const double mag = std::exp(log_mag);
         spectrum[2 * j] = mag * std::cos(phase);
         spectrum[2 * j + 1] = mag * std::sin(phase);
+    };
+
+    // One group alone already decides most frequencies: its factor has magnitude above
+    // e^log_negligible only where frac(j k' / M) lies within delta of an integer, with
+    // sin^2(pi delta) = -expm1(2 log_negligible / c) / (4 r (1 - r)). Enumerate exactly
+    // those j for the group with the fewest candidates instead of scanning all M/2 + 1.
+    double best_delta = 0.5;
+    const TiltedGroup* filter = nullptr;
+    for (const TiltedGroup& g : gs) {
+        if (g.k_mod == 0 || g.four_rq <= 0) continue;
+        const double tau = -std::expm1(2.0 * log_negligible / g.count) / g.four_rq;
+        if (tau >= 1.0) continue;
+        const double delta = std::asin(std::sqrt(tau)) / M_PI;
+        if (delta < best_delta) {
+            best_delta = delta;
+            filter = &g;
+        }
+    }
+    if (filter == nullptr) {
+        for (std::size_t j = 0; j <= half; ++j) evaluate(j);
+    } else {
+        // Widen by one grid step so that rounding at the interval ends cannot drop a point.
+        const double k = static_cast<double>(filter->k_mod), Md = static_cast<double>(M);
+        const double reach = best_delta * Md / k + 1.0;
+        std::size_t next_free = 0;  // intervals are increasing; never evaluate a j twice
+        for (std::int64_t n = 0; static_cast<double>(n) * Md / k - reach <= static_cast<double>(half); ++n) {
+            const double centre = static_cast<double>(n) * Md / k;
+            const auto lo = static_cast<std::size_t>(std::max(0.0, std::ceil(centre - reach)));
+            const auto hi = static_cast<std::size_t>(std::min(static_cast<double>(half), std::floor(centre + reach)));
+            for (std::size_t j = std::max(lo, next_free); j <= hi; ++j) evaluate(j);
+            next_free = std::max(next_free, hi + 1);
+        }
     }
     std::vector<double> out(M);
     inverse_real_fft(spectrum.data(), out.data(), M, 1.0 / static_cast<double>(M));

@@ -55,8 +55,7 @@ template <class EntryFn>
 EffectSummary summarize_checked(std::size_t n, EntryFn entry) {
     EffectSummary s;
     GroupCounter counter(n);
-    i128 lo_sum = 0, observed = 0, twice_mean = 0, abs_total = 0, k_sum = 0;
-    long double k2 = 0.0L;
+    i128 lo_sum = 0, observed = 0, twice_mean = 0, abs_total = 0;
     for (std::size_t i = 0; i < n; ++i) {
         i128 a, b;
         entry(i, a, b);
@@ -67,19 +66,12 @@ EffectSummary summarize_checked(std::size_t n, EntryFn entry) {
         lo_sum += a < b ? a : b;
         observed += a;
         twice_mean += a + b;
-        if (k != 0) {
-            k_sum += k;
-            k2 += static_cast<long double>(k) * static_cast<long double>(k);
-            ++s.n_varying;
-            counter.add(k);
-        }
+        if (k != 0) counter.add(k);
     }
     check_total(abs_total);
     s.lo_sum = static_cast<std::int64_t>(lo_sum);
     s.observed = static_cast<std::int64_t>(observed);
     s.twice_mean = static_cast<std::int64_t>(twice_mean);
-    s.k_sum = static_cast<std::int64_t>(k_sum);
-    s.k2_sum = static_cast<double>(k2);
     s.groups = counter.groups();
     return s;
 }
@@ -89,29 +81,37 @@ EffectSummary summarize_checked(std::size_t n, EntryFn entry) {
 template <class EntryFn>
 EffectSummary summarize_fast(std::size_t n, std::int64_t k_bound, EntryFn entry) {
     EffectSummary s;
-    std::vector<std::int64_t> counts(static_cast<std::size_t>(k_bound) + 1, 0);
-    std::int64_t lo_sum = 0, observed = 0, twice_mean = 0, k_sum = 0;
-    double k2 = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
+    // Two interleaved histograms halve the store-to-load dependency chains when many
+    // consecutive entries share a k (the usual case); sums over k come from the groups.
+    const auto width = static_cast<std::size_t>(k_bound) + 1;
+    std::vector<std::int64_t> counts(2 * width, 0);
+    std::int64_t lo_sum = 0, observed = 0, twice_mean = 0;
+    std::size_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        std::int64_t a0, b0, a1, b1;
+        entry(i, a0, b0);
+        entry(i + 1, a1, b1);
+        lo_sum += (a0 < b0 ? a0 : b0) + (a1 < b1 ? a1 : b1);
+        observed += a0 + a1;
+        twice_mean += a0 + b0 + a1 + b1;
+        ++counts[static_cast<std::size_t>(a0 > b0 ? a0 - b0 : b0 - a0)];
+        ++counts[width + static_cast<std::size_t>(a1 > b1 ? a1 - b1 : b1 - a1)];
+    }
+    for (; i < n; ++i) {
         std::int64_t a, b;
         entry(i, a, b);
-        const std::int64_t k = a > b ? a - b : b - a;
         lo_sum += a < b ? a : b;
         observed += a;
         twice_mean += a + b;
-        k_sum += k;
-        k2 += static_cast<double>(k) * static_cast<double>(k);
-        ++counts[static_cast<std::size_t>(k)];
+        ++counts[static_cast<std::size_t>(a > b ? a - b : b - a)];
     }
     s.lo_sum = lo_sum;
     s.observed = observed;
     s.twice_mean = twice_mean;
-    s.k_sum = k_sum;
-    s.k2_sum = k2;
-    for (std::size_t k = 1; k < counts.size(); ++k) {
-        if (counts[k] == 0) continue;
-        s.groups.push_back({static_cast<std::int64_t>(k), counts[k]});
-        s.n_varying += counts[k];
+    for (std::size_t k = 1; k < width; ++k) {
+        const std::int64_t c = counts[k] + counts[width + k];
+        if (c == 0) continue;
+        s.groups.push_back({static_cast<std::int64_t>(k), c});
     }
     return s;
 }
@@ -129,10 +129,20 @@ std::int64_t max_abs(const std::int64_t* v, std::size_t n) {
 // Dense counting is used while the largest possible k is at most this (and 4N): 32 MiB.
 constexpr std::int64_t dense_k_limit = std::int64_t{1} << 22;
 
+// Everything that depends on k alone is a sum over the (few) groups.
 void finish(EffectSummary& s) {
-    std::int64_t g = 0;
-    for (const Group& grp : s.groups) g = std::gcd(g, grp.k);
+    std::int64_t g = 0, k_sum = 0, n_varying = 0;
+    long double k2 = 0;
+    for (const Group& grp : s.groups) {
+        g = std::gcd(g, grp.k);
+        k_sum += grp.k * grp.count;  // <= sum |stay| + |swap| < 2^61, checked before
+        n_varying += grp.count;
+        k2 += static_cast<long double>(grp.count) * static_cast<long double>(grp.k) * static_cast<long double>(grp.k);
+    }
     s.k_gcd = g;
+    s.k_sum = k_sum;
+    s.n_varying = n_varying;
+    s.k2_sum = static_cast<double>(k2);
 }
 
 template <class Checked, class Fast>
