@@ -7,6 +7,8 @@ The heart is the exact paired-permutation test for additively decomposable stati
 from ._distribution import Distribution
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._results import PermutationTestResult
+from ._f1 import f1_test, precision_test, recall_test
+from ._structured import structured_test
 
 __version__ = "0.1.0"
 
@@ -15,6 +17,10 @@ __all__ = [
     "PermutationTestResult",
     "convolve_dp",
     "convolve_fft",
+    "f1_test",
     "null_distribution",
     "permutation_test",
+    "precision_test",
+    "recall_test",
+    "structured_test",
 ]
