@@ -6,4 +6,5 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     m.attr("max_support") = pairperm::max_support;
     pairperm::bindings::bind_distributions(m);
     pairperm::bindings::bind_tests(m);
+    pairperm::bindings::bind_toolbox(m);
 }
