@@ -7,6 +7,10 @@ The heart is the exact paired-permutation test for additively decomposable stati
 from ._distribution import Distribution
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._results import PermutationTestResult
+from ._bootstrap import BLEU_COLUMNS, BootstrapTestResult, bootstrap_test
+from ._classic import McNemarResult, SignTestResult, WilcoxonResult, mcnemar_test, sign_test, wilcoxon_test
+from ._compare import CompareResult, compare
+from ._montecarlo import MonteCarloTestResult, monte_carlo_test
 
 __version__ = "0.1.0"
 
@@ -17,4 +21,18 @@ __all__ = [
     "convolve_fft",
     "null_distribution",
     "permutation_test",
+    # issue 5: the rest of the toolbox
+    "BLEU_COLUMNS",
+    "BootstrapTestResult",
+    "CompareResult",
+    "McNemarResult",
+    "MonteCarloTestResult",
+    "SignTestResult",
+    "WilcoxonResult",
+    "bootstrap_test",
+    "compare",
+    "mcnemar_test",
+    "monte_carlo_test",
+    "sign_test",
+    "wilcoxon_test",
 ]
