@@ -261,7 +261,8 @@ def wilcoxon_test(
     """
     func = "wilcoxon_test"
     check_alternative(alternative)
-    check_method(zero_method, ZERO_METHODS)
+    if zero_method not in ZERO_METHODS:
+        raise ValueError(f"{func}: zero_method must be one of {', '.join(map(repr, ZERO_METHODS))}; got {zero_method!r}")
     check_method(method, WILCOXON_METHODS)
     xa = as_real_array(x, "x", func)
     ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func)
