@@ -44,5 +44,6 @@ inline std::size_t check_pair(const int_array& a, const int_array& b) {
 void bind_distributions(py::module_& m);
 void bind_tests(py::module_& m);
 void bind_multidim(py::module_& m);
+void bind_toolbox(py::module_& m);
 
 }  // namespace pairperm::bindings

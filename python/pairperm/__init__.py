@@ -9,6 +9,10 @@ from ._permutation import convolve_dp, convolve_fft, null_distribution, permutat
 from ._results import PermutationTestResult
 from ._f1 import f1_test, precision_test, recall_test
 from ._structured import structured_test
+from ._bootstrap import BLEU_COLUMNS, BootstrapTestResult, bootstrap_test
+from ._classic import McNemarResult, SignTestResult, WilcoxonResult, mcnemar_test, sign_test, wilcoxon_test
+from ._compare import CompareResult, compare
+from ._montecarlo import MonteCarloTestResult, monte_carlo_test
 
 __version__ = "0.1.0"
 
@@ -23,4 +27,18 @@ __all__ = [
     "precision_test",
     "recall_test",
     "structured_test",
+    # issue 5: the rest of the toolbox
+    "BLEU_COLUMNS",
+    "BootstrapTestResult",
+    "CompareResult",
+    "McNemarResult",
+    "MonteCarloTestResult",
+    "SignTestResult",
+    "WilcoxonResult",
+    "bootstrap_test",
+    "compare",
+    "mcnemar_test",
+    "monte_carlo_test",
+    "sign_test",
+    "wilcoxon_test",
 ]

@@ -98,3 +98,30 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, fu
     if a.shape[1:] != b.shape[1:]:
         raise ValueError(f"{func}: {name_a} and {name_b} must have the same shape; got {a.shape} and {b.shape}")
     return int(a.shape[0])
+
+
+def as_real_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
+    """Validate real-valued data (rank-based and bootstrap tests); int64 stays int64 so differences stay exact."""
+    try:
+        arr = np.asarray(values)
+    except (OverflowError, ValueError) as exc:
+        raise ValueError(f"{func}: {name} could not be read as a numeric array: {exc}") from None
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if arr.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"{func}: {name} must be a {want} array; got shape {arr.shape}")
+    kind = arr.dtype.kind
+    if kind == "b":
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    if kind in "iu":
+        if arr.size and _too_big(arr).any():
+            idx = _first(_too_big(arr))
+            raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    if kind != "f":
+        raise ValueError(f"{func}: {name} must hold real numbers; got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        raise ValueError(f"{func}: {name} contains NaN or inf (at index {_first(~finite)})")
+    return arr

@@ -1,0 +1,152 @@
+"""Paired bootstrap: metric formulas, an independent NumPy bootstrap, the BK rule, seeding."""
+
+import math
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm import _core, datasets
+from pairperm._bootstrap import bleu_from_sums
+
+
+def test_counts_are_multinomial_and_fused_sums_match():
+    c = _core.bootstrap_counts(50, 300, 7)
+    assert c.shape == (300, 50) and np.all(c.sum(axis=1) == 50) and np.all(c == np.floor(c))
+    assert abs(c.mean() - 1.0) < 0.02  # E[count] = 1
+    assert abs(c.var() - (1 - 1 / 50)) < 0.05  # Var = n p (1 - p)
+    stats = np.random.default_rng(0).random((50, 4))
+    assert np.allclose(c @ stats, _core.bootstrap_sums(stats, 300, 7), rtol=1e-12)
+    assert np.array_equal(_core.bootstrap_counts(50, 300, 7, 1), _core.bootstrap_counts(50, 300, 7, 2))
+
+
+def numpy_bootstrap(a, b, metric, k, seed):
+    rng = np.random.default_rng(seed)
+    n = len(a)
+    out = np.empty(k)
+    for i in range(k):  # the textbook loop, deliberately independent of the library
+        idx = rng.integers(0, n, n)
+        out[i] = metric(a[idx].sum(0)) - metric(b[idx].sum(0))
+    return out
+
+
+def test_mean_against_numpy_bootstrap():
+    rng = np.random.default_rng(1)
+    a = rng.normal(0.05, 1, 300)
+    b = rng.normal(0.0, 1, 300)
+    k = 3000
+    r = pairperm.bootstrap_test(a, b, "mean", n_resamples=k, rng=2, alternative="greater")
+    ref = numpy_bootstrap(a, b, lambda s: s / 300, k, seed=3)
+    delta = a.mean() - b.mean()
+    assert r.statistic == pytest.approx(delta)
+    p_ref = np.mean(ref > 2 * delta)
+    assert abs(r.pvalue - p_ref) < 5 * math.sqrt(2 * p_ref * (1 - p_ref) / k)
+    # percentile CI: endpoints agree within a few bootstrap standard errors of a quantile
+    sd = ref.std()
+    lo, hi = r.confidence_interval
+    assert abs(lo - np.quantile(ref, 0.025)) < 0.15 * sd
+    assert abs(hi - np.quantile(ref, 0.975)) < 0.15 * sd
+    assert r.pvalue == np.mean(r.bootstrap_distribution > 2 * delta)
+
+
+def f1(t):
+    return 2 * t[0] / (2 * t[0] + t[1] + t[2]) if (2 * t[0] + t[1] + t[2]) else 0.0
+
+
+def test_f1_against_numpy_bootstrap():
+    a, b = datasets.ner_like(300, seed=4)
+    k = 3000
+    r = pairperm.bootstrap_test(a, b, "f1", n_resamples=k, rng=5)
+    assert r.metric_a == pytest.approx(f1(a.sum(0)))
+    assert r.metric_b == pytest.approx(f1(b.sum(0)))
+    ref = numpy_bootstrap(a, b, f1, k, seed=6)
+    delta = r.statistic
+    p_ref = np.mean(np.abs(ref - delta) > abs(delta))
+    assert abs(r.pvalue - p_ref) < 5 * math.sqrt(2 * p_ref * (1 - p_ref) / k) + 1e-3
+    assert r.pvalue == np.mean(np.abs(r.bootstrap_distribution - delta) > abs(delta))
+    assert abs(r.bootstrap_distribution.std() - ref.std()) < 0.1 * ref.std()
+
+
+def test_macro_f1_value_and_less_rule():
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 4, (200, 5, 3))
+    b = rng.integers(0, 4, (200, 5, 3))
+    r = pairperm.bootstrap_test(a, b, "macro_f1", n_resamples=500, rng=1, alternative="less")
+    assert r.metric_a == pytest.approx(np.mean([f1(a[:, c].sum(0)) for c in range(5)]))
+    assert r.pvalue == np.mean(r.bootstrap_distribution < 2 * r.statistic)
+
+
+def bleu_reference(s):
+    """Scalar corpus BLEU from (hyp_len, ref_len, correct_1..4, total_1..4), sacrebleu's 'exp' smoothing."""
+    hyp, ref, correct, total = s[0], s[1], s[2:6], s[6:10]
+    if hyp == 0 or min(total) == 0:
+        return 0.0
+    logs, smooth = [], 1.0
+    for c, t in zip(correct, total):
+        if c == 0:
+            smooth *= 2
+            logs.append(math.log(1 / (smooth * t)))
+        else:
+            logs.append(math.log(c / t))
+    bp = 1.0 if hyp >= ref else math.exp(1 - ref / hyp)
+    return 100 * bp * math.exp(sum(logs) / 4)
+
+
+def test_bleu_formula():
+    rng = np.random.default_rng(8)
+    rows = []
+    for _ in range(300):
+        total = rng.integers(0, 30, 4)
+        correct = np.minimum(total, rng.integers(0, 12, 4)) * rng.integers(0, 2, 4)
+        rows.append([rng.integers(0, 40), rng.integers(1, 40), *correct, *total])
+    s = np.array(rows, dtype=float)
+    got = bleu_from_sums(s)
+    want = np.array([bleu_reference(r) for r in s])
+    assert np.allclose(got, want, rtol=1e-12, atol=0)
+    # A value one can check by hand: perfect 4-gram precision, short hypothesis.
+    assert bleu_from_sums(np.array([[9, 10, 9, 8, 7, 6, 9, 8, 7, 6]]))[0] == pytest.approx(100 * math.exp(1 - 10 / 9))
+
+
+def test_bleu_bootstrap_and_callable_agree():
+    rng = np.random.default_rng(9)
+    total = rng.integers(5, 30, (400, 4))
+    a = np.c_[total[:, 0], total[:, 0] + 1, (total * 0.6).astype(int), total]
+    b = np.c_[total[:, 0], total[:, 0] + 1, (total * 0.55).astype(int), total]
+    r1 = pairperm.bootstrap_test(a, b, "bleu", n_resamples=800, rng=3)
+    r2 = pairperm.bootstrap_test(a, b, bleu_from_sums, n_resamples=800, rng=3)
+    assert r1.statistic == pytest.approx(bleu_reference(a.sum(0)) - bleu_reference(b.sum(0)))
+    assert np.array_equal(r1.bootstrap_distribution, r2.bootstrap_distribution)
+
+
+def test_seeded_repeat_and_block_independence():
+    x, y = datasets.stanza_pos_like(3000)
+    r1 = pairperm.bootstrap_test(x, y, n_resamples=2000, rng=12)
+    r2 = pairperm.bootstrap_test(x, y, n_resamples=2000, rng=12)
+    r3 = pairperm.bootstrap_test(x, y, n_resamples=2000, rng=13)
+    assert r1 == r2 and np.array_equal(r1.bootstrap_distribution, r2.bootstrap_distribution)
+    assert not np.array_equal(r1.bootstrap_distribution, r3.bootstrap_distribution)
+
+
+def test_wide_statistics_use_blas_path_consistently():
+    rng = np.random.default_rng(10)
+    a = rng.integers(0, 3, (100, 20, 3))  # 120 columns per system > fused limit
+    b = rng.integers(0, 3, (100, 20, 3))
+    r = pairperm.bootstrap_test(a, b, "macro_f1", n_resamples=300, rng=2)
+    ref = pairperm.bootstrap_test(a, b, lambda s: pairperm._bootstrap.f1_from_sums(s).mean(-1),
+                                  n_resamples=300, rng=2)
+    assert np.allclose(r.bootstrap_distribution, ref.bootstrap_distribution)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match=r"\(N, 3\)"):
+        pairperm.bootstrap_test(np.ones((5, 2)), np.ones((5, 2)), "f1")
+    with pytest.raises(ValueError, match="non-negative"):
+        pairperm.bootstrap_test(-np.ones((5, 3)), np.ones((5, 3)), "f1")
+    with pytest.raises(ValueError, match="metric"):
+        pairperm.bootstrap_test([1.0], [2.0], "rouge")
+    with pytest.raises(ValueError, match="empty"):
+        pairperm.bootstrap_test([], [], "mean")
+    with pytest.raises(ValueError, match="same length"):
+        pairperm.bootstrap_test([1.0, 2.0], [2.0], "mean")
+    with pytest.raises(ValueError, match="shape"):
+        pairperm.bootstrap_test([1.0, 2.0], [2.0, 1.0], lambda s: s[:1])

@@ -1,0 +1,165 @@
+"""McNemar, sign and Wilcoxon tests against exact arithmetic (Python ints / fractions) and scipy."""
+
+import itertools
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import pytest
+import scipy.stats
+
+import pairperm
+from pairperm._classic import doubled_midranks
+
+ALTS = ("two-sided", "greater", "less")
+
+
+def exact_binomial_p(n_pos, n_neg, alternative):
+    n = n_pos + n_neg
+    tail = lambda lo: Fraction(sum(comb(n, j) for j in range(lo, n + 1)), 2**n)  # P[K >= lo]
+    if alternative == "greater":
+        return tail(n_pos)
+    if alternative == "less":
+        return tail(n_neg)
+    return min(Fraction(1), 2 * tail(max(n_pos, n_neg))) if n_pos != n_neg else Fraction(1)
+
+
+@pytest.mark.parametrize("alternative", ALTS)
+def test_mcnemar_matches_exact_binomial(alternative):
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 5, 40, 300):
+        a = rng.random(n) < 0.7
+        b = rng.random(n) < 0.6
+        r = pairperm.mcnemar_test(a, b, alternative=alternative)
+        n_a, n_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
+        assert (r.n_a_only, r.n_b_only, r.statistic) == (n_a, n_b, n_a)
+        want = float(exact_binomial_p(n_a, n_b, alternative))
+        assert r.pvalue == pytest.approx(want, rel=1e-10)
+
+
+def test_mcnemar_equals_permutation_test_on_binary_scores():
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(0, 2, 500), rng.integers(0, 2, 500)
+    for alt in ALTS:
+        assert pairperm.mcnemar_test(a, b, alternative=alt).pvalue == pytest.approx(
+            pairperm.permutation_test(a, b, alternative=alt).pvalue, rel=1e-12)
+
+
+def test_mcnemar_tiny_pvalue_log():
+    a = np.ones(1500, dtype=bool)
+    r = pairperm.mcnemar_test(a, ~a, alternative="greater")
+    assert r.pvalue == 0.0
+    assert r.log_pvalue == pytest.approx(-1500 * np.log(2), rel=1e-9)
+
+
+def test_mcnemar_rejects_non_binary():
+    with pytest.raises(ValueError, match="0/1"):
+        pairperm.mcnemar_test([0, 1, 2], [0, 1, 1])
+    with pytest.raises(ValueError, match="same length"):
+        pairperm.mcnemar_test([0, 1], [0, 1, 1])
+
+
+@pytest.mark.parametrize("alternative", ALTS)
+def test_sign_test_matches_exact_binomial(alternative):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=200).round(1)
+    y = rng.normal(0.2, size=200).round(1)  # rounding makes some ties
+    r = pairperm.sign_test(x, y, alternative=alternative)
+    n_pos, n_neg = int(np.sum(x > y)), int(np.sum(x < y))
+    assert (r.n_positive, r.n_negative, r.n_zero) == (n_pos, n_neg, 200 - n_pos - n_neg)
+    assert r.n_zero > 0
+    assert r.pvalue == pytest.approx(float(exact_binomial_p(n_pos, n_neg, alternative)), rel=1e-10)
+    want = scipy.stats.binomtest(n_pos, n_pos + n_neg, alternative=alternative).pvalue
+    assert r.pvalue == pytest.approx(want, rel=1e-9)
+
+
+def test_doubled_midranks():
+    v = np.array([3.0, 1.0, 3.0, 2.0, 3.0, 0.5])
+    assert doubled_midranks(v).tolist() == [10, 4, 10, 6, 10, 2]
+    assert np.array_equal(doubled_midranks(v), (2 * scipy.stats.rankdata(v)).astype(int))
+
+
+@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("n", [1, 7, 25, 60])
+def test_wilcoxon_matches_scipy_exact_without_ties(alternative, n):
+    rng = np.random.default_rng(n)
+    x, y = rng.normal(size=n), rng.normal(0.3, size=n)
+    r = pairperm.wilcoxon_test(x, y, alternative=alternative)
+    s = scipy.stats.wilcoxon(x, y, alternative=alternative, method="exact")
+    assert r.statistic == s.statistic
+    assert r.pvalue == pytest.approx(s.pvalue, rel=1e-9)
+
+
+def brute_force_wilcoxon(d, zero_method, alternative):
+    """Enumerate all 2^n sign flips in exact arithmetic (fractions) from ranks computed by scipy."""
+    d = np.asarray(d, dtype=float)
+    if zero_method == "wilcox":
+        d = d[d != 0]
+    ranks = [Fraction(int(2 * r), 2) for r in scipy.stats.rankdata(np.abs(d))] if len(d) else []
+    signs = [int(np.sign(v)) for v in d]
+    obs = sum(s * r for s, r in zip(signs, ranks))
+    active = [r for s, r in zip(signs, ranks) if s != 0]
+    hits = 0
+    for flips in itertools.product((1, -1), repeat=len(active)):
+        w = sum(f * r for f, r in zip(flips, active))
+        hits += (w >= obs) if alternative == "greater" else (w <= obs) if alternative == "less" else abs(w) >= abs(obs)
+    return Fraction(hits, 2 ** len(active))
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+@pytest.mark.parametrize("alternative", ALTS)
+def test_wilcoxon_with_ties_and_zeros_is_exact(zero_method, alternative):
+    rng = np.random.default_rng(3)
+    for trial in range(4):
+        n = 12
+        d = rng.integers(-4, 5, size=n)  # heavy ties and several zeros
+        r = pairperm.wilcoxon_test(d, alternative=alternative, zero_method=zero_method)
+        want = brute_force_wilcoxon(d, zero_method, alternative)
+        assert r.pvalue == pytest.approx(float(want), rel=1e-10), (trial, d)
+
+
+def test_wilcoxon_rank_sums_match_scipy_definitions():
+    d = np.array([0, 0, 1, -1, 2, 2, -3, 4, 0.5])
+    for zm in ("wilcox", "pratt", "zsplit"):
+        r = pairperm.wilcoxon_test(d, zero_method=zm, alternative="greater")
+        s = scipy.stats.wilcoxon(d, zero_method=zm, alternative="greater", method="approx")
+        assert r.statistic == pytest.approx(s.statistic)
+        assert r.r_plus == r.statistic
+
+
+def test_wilcoxon_large_n_with_ties_uses_exact_engine():
+    # N = 1500 with ties: scipy can only approximate; compare with the exact grouped engine
+    # built independently from scipy's ranks, and sanity-check against the normal approximation.
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 30, 1500)
+    y = rng.integers(0, 30, 1500) + rng.integers(0, 2, 1500)
+    r = pairperm.wilcoxon_test(x, y)
+    d = x - y
+    nz = d[d != 0]
+    r2 = (2 * scipy.stats.rankdata(np.abs(nz))).astype(np.int64) * np.sign(nz)
+    want = pairperm.null_distribution(r2, -r2).sf(abs(int(r2.sum())) - 1) * 2  # sf(x) = P[S > x]
+    assert r.pvalue == pytest.approx(min(1.0, want), rel=1e-9)
+    approx = scipy.stats.wilcoxon(x, y, method="approx").pvalue
+    assert r.pvalue == pytest.approx(approx, rel=0.05)
+
+
+def test_wilcoxon_symmetry_and_monte_carlo():
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=80), rng.normal(0.25, size=80)
+    assert pairperm.wilcoxon_test(x, y).pvalue == pytest.approx(pairperm.wilcoxon_test(y, x).pvalue, rel=1e-12)
+    exact = pairperm.wilcoxon_test(x, y, alternative="less").pvalue
+    mc = pairperm.wilcoxon_test(x, y, alternative="less", method="monte_carlo", n_resamples=20_000, rng=7)
+    lo, hi = mc.pvalue_ci
+    assert lo <= exact <= hi
+    again = pairperm.wilcoxon_test(x, y, alternative="less", method="monte_carlo", n_resamples=20_000, rng=7)
+    assert again.pvalue == mc.pvalue
+
+
+def test_wilcoxon_all_zero_and_bad_input():
+    assert pairperm.wilcoxon_test([1, 2], [1, 2]).pvalue == 1.0
+    with pytest.raises(ValueError, match="zero_method"):
+        pairperm.wilcoxon_test([1, 2], [2, 1], zero_method="bogus")
+    with pytest.raises(ValueError, match="NaN"):
+        pairperm.wilcoxon_test([1.0, np.nan], [0.0, 0.0])
+    with pytest.raises(ValueError, match="method"):
+        pairperm.wilcoxon_test([1, 2], [2, 1], method="approx")

@@ -1,0 +1,15 @@
+"""compare() routes F1 / precision / recall to issue 4's exact tests (needs pairperm.f1_test)."""
+
+import pytest
+
+import pairperm
+from pairperm import datasets
+
+
+@pytest.mark.parametrize("metric", ["f1", "precision", "recall"])
+def test_ratio_metrics_route_to_exact_tests(metric):
+    a, b = datasets.ner_like(300, seed=1)
+    r = pairperm.compare(a, b, metric)
+    test = getattr(pairperm, f"{metric}_test")
+    assert r.test == f"{metric}_test"
+    assert r.pvalue == test(a, b).pvalue

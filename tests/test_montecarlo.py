@@ -1,0 +1,117 @@
+"""Monte Carlo permutation test: brute force, exact engine and an independent NumPy sampler."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm import datasets
+
+
+def test_identity_statistic_agrees_with_exact_within_ci():
+    x, y = datasets.stanza_pos_like(3000, seed=3)
+    d = x - y
+    for alt in ("two-sided", "greater", "less"):
+        exact = pairperm.permutation_test(x, y, alternative=alt).pvalue
+        r = pairperm.monte_carlo_test(d, -d, n_resamples=20_000, rng=11, alternative=alt)
+        lo, hi = r.pvalue_ci
+        assert lo <= exact <= hi, (alt, exact, r)
+        assert r.pvalue == (1 + r.hits) / (1 + r.n_resamples)
+
+
+def ratio(s):
+    s = np.asarray(s, dtype=float)
+    return s[:, 0] / (s[:, 0] + s[:, 1])
+
+
+def test_nonlinear_statistic_against_brute_force():
+    rng = np.random.default_rng(0)
+    n = 12
+    stay = rng.integers(0, 6, (n, 2))
+    swap = rng.integers(0, 6, (n, 2))
+    obs = ratio(stay.sum(0, keepdims=True))[0]
+    vals = [ratio((np.where(np.array(m)[:, None], swap, stay)).sum(0, keepdims=True))[0]
+            for m in itertools.product((0, 1), repeat=n)]
+    exact = np.mean(np.array(vals) >= obs * (1 - 1e-12))
+    r = pairperm.monte_carlo_test(stay, swap, ratio, n_resamples=20_000, rng=5, alternative="greater")
+    assert r.pvalue_ci[0] <= exact <= r.pvalue_ci[1]
+    assert r.statistic == pytest.approx(obs)
+
+
+def numpy_monte_carlo(stay, swap, statistic, k, seed):
+    rng = np.random.default_rng(seed)
+    masks = rng.integers(0, 2, (k, len(stay))).astype(float)
+    sums = stay.sum(0) + masks @ (swap - stay).astype(float)
+    h = statistic(sums)
+    return (1 + np.count_nonzero(h >= statistic(stay.sum(0, keepdims=True))[0] - 1e-12)) / (1 + k)
+
+
+def test_two_dimensional_statistic_matches_numpy_implementation():
+    a, b = datasets.ner_like(400, seed=2)
+    stay = np.concatenate([a, b], axis=1)
+    swap = np.concatenate([b, a], axis=1)
+
+    def f1_diff(s):
+        s = np.asarray(s, dtype=float)
+        f = lambda t: 2 * t[:, 0] / (2 * t[:, 0] + t[:, 1] + t[:, 2])
+        return f(s[:, :3]) - f(s[:, 3:])
+
+    k = 20_000
+    ours = pairperm.monte_carlo_test(stay, swap, f1_diff, n_resamples=k, rng=1, alternative="greater").pvalue
+    ref = numpy_monte_carlo(stay, swap, f1_diff, k, seed=2)
+    se = np.sqrt(2 * ref * (1 - ref) / k)
+    assert abs(ours - ref) < 5 * se + 1e-4
+
+
+def test_seeded_runs_repeat_and_do_not_depend_on_threads():
+    x, y = datasets.stanza_pos_like(500)
+    d = x - y
+    r1 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_threads=1)
+    r2 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_threads=2)
+    r3 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=43)
+    assert r1 == r2
+    assert r1.hits != r3.hits or r1.pvalue_ci == r3.pvalue_ci
+    g1 = pairperm.monte_carlo_test(d, -d, n_resamples=500, rng=np.random.default_rng(9))
+    g2 = pairperm.monte_carlo_test(d, -d, n_resamples=500, rng=np.random.default_rng(9))
+    assert g1 == g2
+
+
+def test_two_sided_callable_doubles_smaller_tail():
+    x, y = datasets.stanza_pos_like(300, seed=1)
+    stay, swap = np.c_[x, y], np.c_[y, x]
+    diff = lambda s: (s[:, 0] - s[:, 1]).astype(float)
+    kw = dict(n_resamples=4000, rng=3)
+    g = pairperm.monte_carlo_test(stay, swap, diff, alternative="greater", **kw)
+    le = pairperm.monte_carlo_test(stay, swap, diff, alternative="less", **kw)
+    t = pairperm.monte_carlo_test(stay, swap, diff, alternative="two-sided", **kw)
+    assert t.pvalue == min(1.0, 2 * min(g.pvalue, le.pvalue))
+
+
+def test_early_stopping():
+    x, y = datasets.stanza_pos_like(2000)
+    d = x - y
+    full = pairperm.monte_carlo_test(d, -d, n_resamples=100_000, rng=4)
+    early = pairperm.monte_carlo_test(d, -d, n_resamples=100_000, rng=4, alpha=0.5)
+    assert early.stopped_early and early.n_resamples < 100_000
+    assert not (early.pvalue_ci[0] <= 0.5 <= early.pvalue_ci[1])
+    assert not full.stopped_early and full.n_resamples == 100_000
+    # Undecidable alpha (right at the p-value): runs to the end.
+    p = pairperm.permutation_test(x, y).pvalue
+    near = pairperm.monte_carlo_test(d, -d, n_resamples=3000, rng=4, alpha=p)
+    assert near.n_resamples == 3000
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="needs 1-D"):
+        pairperm.monte_carlo_test(np.zeros((3, 2)), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="shape"):
+        pairperm.monte_carlo_test([1, 2], [2, 1], lambda s: s[:1])
+    with pytest.raises(ValueError, match="n_resamples"):
+        pairperm.monte_carlo_test([1, 2], [2, 1], n_resamples=0)
+    with pytest.raises(ValueError, match="alpha"):
+        pairperm.monte_carlo_test([1, 2], [2, 1], alpha=1.5)
+    with pytest.raises(ValueError, match="same length"):
+        pairperm.monte_carlo_test([1, 2], [2, 1, 0])
+    with pytest.raises(ValueError, match="integers"):
+        pairperm.monte_carlo_test([1.5, 2], [2, 1])
