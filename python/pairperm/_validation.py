@@ -49,8 +49,7 @@ def seed_from_rng(rng: Any) -> int:
     raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}")
 
 
-def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT) -> np.ndarray:
-    """Validate integer-valued data and return it as a C-contiguous int64 array (never a view we write to)."""
+def _read(values: Any, name: str, func: str, ndim: int | tuple[int, ...]) -> np.ndarray:
     try:
         arr = np.asarray(values)
     except (OverflowError, ValueError) as exc:
@@ -59,6 +58,20 @@ def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ..
     if arr.ndim not in ndims:
         want = " or ".join(f"{d}-D" for d in ndims)
         raise ValueError(f"{func}: {name} must be a {want} array; got shape {arr.shape}")
+    return arr
+
+
+def _check_magnitude(arr: np.ndarray, name: str, func: str) -> None:
+    # Two reductions instead of a mask: this runs on every call, on up to 10^7 entries.
+    if arr.size and (arr.dtype.itemsize >= 8 or arr.dtype.kind == "f"):
+        if arr.max() >= _MAX_ABS or arr.min() <= -_MAX_ABS:
+            idx = _first((arr >= _MAX_ABS) | (arr <= -_MAX_ABS))
+            raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
+
+
+def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT) -> np.ndarray:
+    """Validate integer-valued data and return it as a C-contiguous int64 array (never a view we write to)."""
+    arr = _read(values, name, func, ndim)
     kind = arr.dtype.kind
     if kind == "b":
         return np.ascontiguousarray(arr, dtype=np.int64)
@@ -78,12 +91,7 @@ def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ..
                 f"{func}: {name} must hold integers (such as counts of correct predictions); "
                 f"got {arr[idx]!r} at index {idx}. {hint[0].upper() + hint[1:]}."
             )
-    # Two reductions instead of a mask: this runs on every call, on up to 10^7 entries.
-    if arr.dtype.itemsize >= 8 or kind == "f":
-        if arr.max() >= _MAX_ABS or arr.min() <= -_MAX_ABS:
-            big = (arr >= _MAX_ABS) | (arr <= -_MAX_ABS)
-            idx = _first(big)
-            raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
+    _check_magnitude(arr, name, func)
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -102,21 +110,12 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, fu
 
 def as_real_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
     """Validate real-valued data (rank-based and bootstrap tests); int64 stays int64 so differences stay exact."""
-    try:
-        arr = np.asarray(values)
-    except (OverflowError, ValueError) as exc:
-        raise ValueError(f"{func}: {name} could not be read as a numeric array: {exc}") from None
-    ndims = (ndim,) if isinstance(ndim, int) else ndim
-    if arr.ndim not in ndims:
-        want = " or ".join(f"{d}-D" for d in ndims)
-        raise ValueError(f"{func}: {name} must be a {want} array; got shape {arr.shape}")
+    arr = _read(values, name, func, ndim)
     kind = arr.dtype.kind
     if kind == "b":
         return np.ascontiguousarray(arr, dtype=np.int64)
     if kind in "iu":
-        if arr.size and _too_big(arr).any():
-            idx = _first(_too_big(arr))
-            raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
+        _check_magnitude(arr, name, func)
         return np.ascontiguousarray(arr, dtype=np.int64)
     if kind != "f":
         raise ValueError(f"{func}: {name} must hold real numbers; got dtype {arr.dtype}")
