@@ -91,3 +91,30 @@ def test_console_entry_point_runs_as_a_process(tmp_path):
     m = re.search(r"p-value: ([0-9.e+-]+)", proc.stdout)
     assert m and float(m.group(1)) == pytest.approx(float(exact_pvalue(*paired([8, 3, 7, 9], [6, 5, 7, 2]), "greater")))
     assert float(m.group(1)) == pytest.approx(3 / 8, rel=1e-12)
+
+
+def test_test_command_f1_metric(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    n = 300
+    gold = rng.poisson(1.5, n)
+    tp_a = rng.binomial(gold, 0.85)
+    tp_b = rng.binomial(gold, 0.8)
+    err_a = rng.poisson(0.3, n)
+    err_b = rng.poisson(0.3, n)
+    rows = np.stack([tp_a, err_a, tp_b, err_b], axis=1)
+    f = write(tmp_path, "f1.csv", "".join(",".join(map(str, r)) + "\n" for r in rows))
+    assert main(["test", str(f), "--metric", "f1", "--alternative", "greater"]) == 0
+    out = capsys.readouterr().out
+    r = pairperm.f1_test(rows[:, :2], rows[:, 2:], alternative="greater")
+    assert f"p-value: {r.pvalue:.6g}" in out and "method: auto" in out
+
+    t = write(tmp_path, "f1.tsv", "".join("\t".join(map(str, r)) + "\n" for r in rows))
+    assert main(["test", str(t), "--metric", "f1", "--delim", "tab", "--mc", "4000"]) == 0
+    out = capsys.readouterr().out
+    assert "method: monte_carlo" in out and "95% CI" in out
+
+    bad = write(tmp_path, "bad.csv", "1,0,1,0\n1,0,1\n")
+    assert main(["test", str(bad), "--metric", "f1"]) == 2
+    assert f"{bad}:2: expected 4 integers" in capsys.readouterr().err
+    assert main(["test", str(tmp_path / "missing.csv"), "--metric", "f1"]) == 2
+    assert "missing.csv: cannot read file" in capsys.readouterr().err

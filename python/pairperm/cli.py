@@ -10,6 +10,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ._f1 import run_f1_file
 from ._permutation import TEST_METHODS, permutation_test
 from ._validation import ALTERNATIVES
 from .datasets import stanza_pos_like
@@ -94,8 +95,19 @@ def read_accuracy_file(path: Path, delim: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs, dtype=np.int64), np.array(ys, dtype=np.int64)
 
 
-def run_test_file(path: Path, delim: str, alternative: str, method: str, mc: Optional[int], out=None) -> None:
+def run_test_file(
+    path: Path, delim: str, alternative: str, method: str, mc: Optional[int], out=None, metric: str = "acc"
+) -> None:
     out = out or sys.stdout
+    if metric == "f1":
+        t0 = time.perf_counter()
+        lines = run_f1_file(
+            path, delim, alternative=alternative, method="monte_carlo" if mc else method, n_resamples=mc or 20_000
+        )
+        for line in lines:
+            print(line, file=out)
+        print(f"time: {(time.perf_counter() - t0) * 1e3:.3f} ms", file=out)
+        return
     x, y = read_accuracy_file(path, delim)
     if mc:
         res, dt = _timed(lambda: permutation_test(x, y, alternative=alternative, method="monte_carlo", n_resamples=mc))
@@ -118,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n", type=int, default=DEMO_N, help=argparse.SUPPRESS)
     test = sub.add_parser("test", help="test a file in the reference implementation's format")
     test.add_argument("file", type=Path)
+    test.add_argument(
+        "--metric",
+        choices=("acc", "f1"),
+        default="acc",
+        help="acc: per line, correct of A and of B (default); f1: tp and incorrect of A, then of B",
+    )
     test.add_argument("--delim", default=",", help="',' (default) or 'tab'")
     test.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
     test.add_argument("--method", choices=[m for m in TEST_METHODS if m != "monte_carlo"], default="auto")
@@ -136,9 +154,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 raise ValueError(f"--delim must be ',' or 'tab'; got {args.delim!r}")
             if args.mc < 0:
                 raise ValueError(f"--mc must be a positive number of resamples; got {args.mc}")
-            run_test_file(args.file, delim, args.alternative, args.method, args.mc or None)
+            run_test_file(args.file, delim, args.alternative, args.method, args.mc or None, metric=args.metric)
     except ValueError as exc:
         print(f"pairperm: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"pairperm: error: {exc.filename}: cannot read file: {exc.strerror}", file=sys.stderr)
         return 2
     return 0
 
