@@ -77,15 +77,22 @@ def test_seeded_runs_repeat_and_do_not_depend_on_threads():
     assert g1 == g2
 
 
-def test_two_sided_callable_doubles_smaller_tail():
+def test_callable_alternatives_estimate_the_exact_structured_test():
+    # Same statistic, same alternative: the Monte Carlo interval must contain the exact p.
     x, y = datasets.stanza_pos_like(300, seed=1)
     stay, swap = np.c_[x, y], np.c_[y, x]
-    diff = lambda s: (s[:, 0] - s[:, 1]).astype(float)
-    kw = dict(n_resamples=4000, rng=3)
-    g = pairperm.monte_carlo_test(stay, swap, diff, alternative="greater", **kw)
-    le = pairperm.monte_carlo_test(stay, swap, diff, alternative="less", **kw)
-    t = pairperm.monte_carlo_test(stay, swap, diff, alternative="two-sided", **kw)
-    assert t.pvalue == min(1.0, 2 * min(g.pvalue, le.pvalue))
+    diff = lambda s: (s[:, 0] - s[:, 1]).astype(float) / 7.0
+    for alt in ("two-sided", "greater", "less"):
+        exact = pairperm.structured_test(stay, swap, diff, alternative=alt, method="dp").pvalue
+        r = pairperm.monte_carlo_test(stay, swap, diff, alternative=alt, n_resamples=20_000, rng=3,
+                                      confidence_level=0.9999)
+        assert r.pvalue_ci[0] <= exact <= r.pvalue_ci[1], (alt, exact, r)
+        assert r.pvalue == (1 + r.hits) / (1 + r.n_resamples)
+    # The two-sided rule is |h(S*)| >= |h_obs|: with an odd statistic it equals the identity test.
+    d = x - y
+    t = pairperm.monte_carlo_test(stay, swap, diff, n_resamples=4000, rng=8)
+    i = pairperm.monte_carlo_test(d, -d, n_resamples=4000, rng=8)
+    assert t.hits == i.hits
 
 
 def test_early_stopping():

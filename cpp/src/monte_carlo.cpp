@@ -6,45 +6,17 @@
 #include <stdexcept>
 #include <thread>
 
+#include "rng.hpp"
+
 namespace pairperm {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& x) {
-    std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-// xoshiro256** (Blackman & Vigna): fast, 256-bit state, passes BigCrush.
-class Xoshiro {
-public:
-    explicit Xoshiro(std::uint64_t seed) {
-        for (auto& w : s_) w = splitmix64(seed);
-    }
-    std::uint64_t operator()() {
-        const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-        const std::uint64_t t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = rotl(s_[3], 45);
-        return result;
-    }
-
-private:
-    static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-    std::uint64_t s_[4];
-};
 
 constexpr std::size_t block = 256;  // resamples per independent stream
 
 void run_block(const std::int64_t* stay, const std::int64_t* delta, std::size_t n, std::size_t m,
                std::size_t first, std::size_t last, std::uint64_t seed, std::size_t block_id, std::int64_t* out) {
     std::uint64_t mix = seed ^ (0xD1B54A32D192ED03ULL * (block_id + 1));
-    Xoshiro rng(splitmix64(mix));
+    detail::Xoshiro256 rng(detail::splitmix64(mix));
     std::int64_t base1 = 0;
     if (m == 1)
         for (std::size_t i = 0; i < n; ++i) base1 += stay[i];
