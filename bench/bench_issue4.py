@@ -6,11 +6,10 @@ run with K = 20,000 resamples on the same data (same reduced state, same exact c
 
 from __future__ import annotations
 
-import statistics
-import time
 from typing import Callable
 
 import pairperm
+from timing import median_seconds
 from pairperm import datasets
 
 N = 10_000
@@ -25,16 +24,6 @@ def cases() -> list[tuple[str, Callable[[], object]]]:
         (f"precision_test exact (auto), N={N}", lambda: pairperm.precision_test(a, b)),
         (f"recall_test exact (auto), N={N}", lambda: pairperm.recall_test(a, b)),
     ]
-
-
-def median_seconds(fn: Callable[[], object], repeats: int = 7) -> float:
-    fn()  # warm-up: plans, caches
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
 
 import pairperm
+from timing import median_seconds
 from pairperm import datasets
 
 N = 10_000
@@ -49,16 +48,6 @@ def cases() -> list[tuple[str, callable]]:
     ]
 
 
-def median_time(fn, repeat: int = 7) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
 if __name__ == "__main__":
     for label, fn in cases():
-        print(f"{label:48s} {1e3 * median_time(fn):10.2f} ms")
+        print(f"{label:48s} {1e3 * median_seconds(fn):10.2f} ms")

@@ -18,14 +18,13 @@ import argparse
 import importlib.util
 import math
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 import pairperm
+from timing import median_seconds
 from pairperm.datasets import stanza_pos_like
 
 HERE = Path(__file__).resolve().parent
@@ -65,16 +64,6 @@ def scipy_fft_tree(x, y):
     pmf = level[0]
     support = np.arange(pmf.size) - np.abs(d).sum()
     return float(pmf[np.abs(support) >= abs(d.sum())].sum())
-
-
-def median_time(fn, repeats):
-    fn()  # warm-up (plans, caches, first-touch)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def methods_for(n):
@@ -125,7 +114,7 @@ def main(argv=None):
             if n > max_n or (label == "scipy-tree" and not has_scipy):
                 continue
             reps = args.repeats if n <= 10**6 else max(3, args.repeats // 2)
-            table[(label, n)] = median_time(factory(x, y), reps)
+            table[(label, n)] = median_seconds(factory(x, y), reps)
     labels = [m[0] for m in methods_for(0)]
     header = f"{'method':<18}" + "".join(f"{'N=' + format(n, '.0e'):>12}" for n in sizes)
     print(header)
@@ -147,7 +136,7 @@ def main(argv=None):
         if extras:
             print("\n# other tests (bench/bench_issue*.py), median seconds")
             for label, fn in extras:
-                print(f"{label:<52}{median_time(fn, args.repeats):12.3e}")
+                print(f"{label:<52}{median_seconds(fn, args.repeats):12.3e}")
 
     if importlib.util.find_spec("matplotlib") is not None:
         import matplotlib

@@ -8,13 +8,6 @@ namespace pairperm::bindings {
 
 namespace {
 
-Alternative alternative_from(const std::string& s) {
-    if (s == "two-sided") return Alternative::two_sided;
-    if (s == "greater") return Alternative::greater;
-    if (s == "less") return Alternative::less;
-    throw std::invalid_argument("alternative must be one of 'two-sided', 'greater', 'less', got '" + s + "'");
-}
-
 // stay and swap must be (N, m) arrays of the same shape.
 std::pair<std::size_t, std::size_t> check_pair_2d(const int_array& a, const int_array& b) {
     if (a.ndim() != 2 || b.ndim() != 2) throw std::invalid_argument("expected 2-D arrays of shape (N, m)");
@@ -116,7 +109,7 @@ void bind_multidim(py::module_& m) {
            std::int64_t zero_den, std::int64_t obs_num, std::int64_t obs_den, const std::string& alternative) {
             const MultiDistribution d = from_python(offset, pmf);
             const RatioDifference h = ratio_from(a_num, a_den, b_num, b_den, zero_num, zero_den, obs_num, obs_den);
-            const Alternative alt = alternative_from(alternative);
+            const Alternative alt = parse_alternative(alternative);
             PValue p;
             {
                 py::gil_scoped_release release;  // works on its own copies
@@ -133,7 +126,7 @@ void bind_multidim(py::module_& m) {
            std::int64_t zero_den, std::int64_t obs_num, std::int64_t obs_den, const std::string& alternative) {
             if (points.ndim() != 2) throw std::invalid_argument("ratio_count: points must have shape (K, m)");
             const RatioDifference h = ratio_from(a_num, a_den, b_num, b_den, zero_num, zero_den, obs_num, obs_den);
-            const Alternative alt = alternative_from(alternative);
+            const Alternative alt = parse_alternative(alternative);
             const auto k = static_cast<std::size_t>(points.shape(0)), mm = static_cast<std::size_t>(points.shape(1));
             const std::int64_t* p = points.data();
             py::gil_scoped_release release;  // reads the buffer only

@@ -9,17 +9,6 @@
 
 namespace pairperm::bindings {
 
-namespace {
-
-Alternative parse_alternative(const std::string& s) {
-    if (s == "two-sided") return Alternative::two_sided;
-    if (s == "greater") return Alternative::greater;
-    if (s == "less") return Alternative::less;
-    throw std::invalid_argument("alternative must be one of 'two-sided', 'greater', 'less', got '" + s + "'");
-}
-
-}  // namespace
-
 void bind_tests(py::module_& m) {
     m.def(
         "pvalue_from_distribution",

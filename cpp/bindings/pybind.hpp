@@ -32,6 +32,13 @@ inline py::tuple distribution_tuple(Distribution&& d) {
     return py::make_tuple(off, to_numpy(std::move(d.pmf)), tm);
 }
 
+inline Alternative parse_alternative(const std::string& s) {
+    if (s == "two-sided") return Alternative::two_sided;
+    if (s == "greater") return Alternative::greater;
+    if (s == "less") return Alternative::less;
+    throw std::invalid_argument("alternative must be one of 'two-sided', 'greater', 'less', got '" + s + "'");
+}
+
 // stay and swap must be 1-D arrays of the same length.
 inline std::size_t check_pair(const int_array& a, const int_array& b) {
     if (a.ndim() != 1 || b.ndim() != 1) throw std::invalid_argument("expected 1-D arrays");
