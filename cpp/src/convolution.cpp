@@ -3,6 +3,7 @@
 #include "pairperm/convolution.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "pocketfft.hpp"
@@ -71,8 +72,18 @@ std::vector<double> convolve_fft(const std::vector<double>& a, const std::vector
     return fa;
 }
 
+bool direct_is_cheaper(double multiply_adds, std::size_t out_len) {
+    const auto n = static_cast<double>(good_fft_size(std::max<std::size_t>(out_len, 2)));
+    return multiply_adds <= 2.2 * n * std::log2(n);
+}
+
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b) {
-    if (std::min(a.size(), b.size()) <= direct_crossover) return convolve_direct(a, b);
+    if (a.empty() || b.empty()) return {};
+    // Direct skips zero weights of the shorter operand (the tree's low levels are sparse).
+    const std::vector<double>& s = a.size() <= b.size() ? a : b;
+    const auto nnz = static_cast<double>(std::count_if(s.begin(), s.end(), [](double v) { return v != 0.0; }));
+    if (direct_is_cheaper(nnz * static_cast<double>(std::max(a.size(), b.size())), a.size() + b.size() - 1))
+        return convolve_direct(a, b);
     auto out = convolve_fft(a, b);
     for (double& v : out) v = std::max(v, 0.0);
     return out;

@@ -201,13 +201,6 @@ struct Piece {
     std::size_t step = 1;  // nonzeros every `step` entries (a dilated binomial), 1 after a product
 };
 
-// Cost model for one product of lengths la and lb (nb nonzeros in b), in units of one
-// multiply-add; the FFT term is three transforms of the padded length.
-double fft_cost(std::size_t la, std::size_t lb) {
-    const auto n = static_cast<double>(detail::good_fft_size(la + lb - 1));
-    return 3.0 * n * std::log2(n) + n;
-}
-
 }  // namespace
 
 Distribution grouped_distribution_pieces(const EffectSummary& summary) {
@@ -258,7 +251,9 @@ Distribution grouped_distribution_pieces(const EffectSummary& summary) {
         if (a.step < b.step) std::swap(a, b);  // a: the sparser operand
         const std::size_t nnz = (a.pmf.size() - 1) / a.step + 1;
         Piece c;
-        if (static_cast<double>(nnz) * static_cast<double>(b.pmf.size()) <= fft_cost(a.pmf.size(), b.pmf.size())) {
+        // A dilated binomial has one nonzero every `step` entries: direct work is nnz * len(b).
+        if (detail::direct_is_cheaper(static_cast<double>(nnz) * static_cast<double>(b.pmf.size()),
+                                      a.pmf.size() + b.pmf.size() - 1)) {
             std::vector<double> compact(nnz);
             for (std::size_t i = 0; i < nnz; ++i) compact[i] = a.pmf[i * a.step];
             c.pmf = detail::convolve_dilated_direct(b.pmf, compact, a.step);

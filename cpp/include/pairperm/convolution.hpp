@@ -7,14 +7,18 @@
 namespace pairperm {
 namespace detail {
 
-// Direct convolution is used while min(len(a), len(b)) is at most this. Measured on this
-// machine (gcc 12, -O3, x86-64): with the shorter operand at 48-64 the two routes cost the
-// same for long partners; below that direct wins, above it FFT.
-inline constexpr std::size_t direct_crossover = 56;
+// Direct or FFT, by measured cost (gcc 12 -O3 on the 2.6 GHz x86-64 build machine,
+// 2026-11-21): one direct multiply-add ~0.55 ns; one whole FFT convolution (two r2c, the
+// product, one c2r) ~1.2 ns * n log2 n for padded length n. Direct therefore wins while
+// multiply_adds <= ~2.2 n log2 n (multiply-adds counted over nonzero weights only, since
+// direct skips zeros): for two equal dense operands up to ~48 entries each, for a
+// short operand against 3,000 entries up to ~24-32, against 30,000 up to ~48.
+bool direct_is_cheaper(double multiply_adds, std::size_t out_len);
 
 std::vector<double> convolve_direct(const std::vector<double>& a, const std::vector<double>& b);
 std::vector<double> convolve_fft(const std::vector<double>& a, const std::vector<double>& b);
-// Picks the route; clamps FFT round-off below zero to zero (the exact result is >= 0).
+// Picks the route by direct_is_cheaper; clamps FFT round-off below zero to zero (the
+// exact result is >= 0).
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b);
 
 // a convolved with b dilated by step k (b[j] sits at j*k): the grouped engine's pieces.
