@@ -1,0 +1,22 @@
+"""The README's Python examples run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_readme_has_examples():
+    assert len(BLOCKS) >= 3
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_example_runs(index, capsys):
+    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
+    if index == 0:
+        assert "PermutationTestResult(statistic=6, pvalue=0.25" in capsys.readouterr().out
