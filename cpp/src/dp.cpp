@@ -8,7 +8,8 @@ namespace pairperm {
 
 Distribution convolve_dp(const std::int64_t* stay, const std::int64_t* swap, std::size_t n) {
     const EffectSummary s = summarize(stay, swap, n);  // overflow checks + final width
-    detail::check_support(2.0L * static_cast<long double>(s.k_sum + 1), "convolve_dp");
+    detail::check_support(2.0L * static_cast<long double>(s.k_sum + 1), "convolve_dp",
+                          "use method='auto' (the grouped engine keeps only the certified window)");
     const auto width = static_cast<std::size_t>(s.k_sum) + 1;
     std::vector<double> cur(width, 0.0), next(width, 0.0);
     cur[0] = 1.0;

@@ -8,8 +8,8 @@ namespace pairperm {
 Distribution convolve_fft(const std::int64_t* stay, const std::int64_t* swap, std::size_t n) {
     const EffectSummary s = summarize(stay, swap, n);
     // Leaves plus one level of products are alive at once.
-    detail::check_support(2.0L * (static_cast<long double>(s.k_sum) + static_cast<long double>(n)),
-                          "convolve_fft");
+    detail::check_support(2.0L * (static_cast<long double>(s.k_sum) + static_cast<long double>(n)), "convolve_fft",
+                          "use method='auto' (the grouped engine keeps only the certified window)");
     std::vector<std::vector<double>> level;
     level.reserve(static_cast<std::size_t>(s.n_varying));
     for (std::size_t i = 0; i < n; ++i) {

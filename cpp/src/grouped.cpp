@@ -52,7 +52,9 @@ struct TiltedGroup {
 
 std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M) {
     M = good_fft_size(std::max<std::size_t>(M, 1));
-    check_support(static_cast<long double>(M) * 2.0L, "grouped engine");
+    check_support(static_cast<long double>(M) * 2.0L, "grouped engine",
+                  "even the certified window is this wide (a few very large |stay - swap| leave huge gaps "
+                  "in the support); use monte_carlo_test");
     const auto Mi = static_cast<std::int64_t>(M);
     // Factor e^{-i w k'} out of every group with q > 1/2 (an exact integer shift A) so each
     // residual factor (1 - r) + r e^{-+ i w k'} has r <= 1/2 and a small phase.
@@ -150,8 +152,9 @@ Distribution expand(const detail::ReducedLaw& law, std::int64_t lo, const std::v
     d.truncated_mass = truncated_mass;
     if (vals.empty()) return d;
     const auto g = static_cast<std::size_t>(law.gcd);
-    detail::check_support(static_cast<long double>(vals.size() - 1) * static_cast<long double>(g) + 1.0L,
-                          "grouped engine");
+    detail::check_support(static_cast<long double>(vals.size() - 1) * static_cast<long double>(g) + 1.0L, "grouped engine",
+                          "every |stay - swap| shares a large common factor, which spreads the dense pmf out; "
+                          "divide the local effects by it");
     d.pmf.assign((vals.size() - 1) * g + 1, 0.0);
     for (std::size_t i = 0; i < vals.size(); ++i) d.pmf[i * g] = std::max(vals[i], 0.0);
     return d;
@@ -232,7 +235,8 @@ Distribution grouped_distribution_pieces(const EffectSummary& summary) {
         const auto b_hi = std::min<std::int64_t>(g.count, static_cast<std::int64_t>(std::floor(c / 2 + t_count)));
         if (b_lo > 0 || b_hi < g.count) truncated += std::exp(std::log(2.0) - 2.0 * t_count * t_count / c);
         std::vector<double> counts = binomial_pmf(g.count, 0.5, b_lo, b_hi);
-        detail::check_support(static_cast<long double>(counts.size()) * k, "grouped engine (pieces)");
+        detail::check_support(static_cast<long double>(counts.size()) * k, "grouped engine (pieces)",
+                          "use the characteristic-function route (grouped_distribution) or monte_carlo_test");
         Piece p;
         p.lo = b_lo * g.k;
         p.step = static_cast<std::size_t>(g.k);

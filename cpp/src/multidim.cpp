@@ -80,7 +80,7 @@ namespace {
 std::size_t flat_size(const std::vector<std::size_t>& shape, const char* engine) {
     long double total = 1.0L;
     for (std::size_t w : shape) total *= static_cast<long double>(w);
-    detail::check_support(total, engine);
+    detail::check_support(total, engine, "exact work is infeasible for this m-D support; use pairperm.monte_carlo_test");
     std::size_t out = 1;
     for (std::size_t w : shape) out *= w;
     return out;
