@@ -71,7 +71,7 @@ def test_seeded_runs_repeat_and_do_not_depend_on_threads():
     r2 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_threads=2)
     r3 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=43)
     assert r1 == r2
-    assert r1.hits != r3.hits or r1.pvalue_ci == r3.pvalue_ci
+    assert r1.hits != r3.hits  # another seed draws another stream (equal hits would be a 1-in-~100 fluke)
     g1 = pairperm.monte_carlo_test(d, -d, n_resamples=500, rng=np.random.default_rng(9))
     g2 = pairperm.monte_carlo_test(d, -d, n_resamples=500, rng=np.random.default_rng(9))
     assert g1 == g2

@@ -207,6 +207,10 @@ def bootstrap_test(
     n = check_same_length(aa, ba, "a", "b", func)
     if n == 0:
         raise ValueError(f"{func}: a and b are empty; the bootstrap needs at least one entry")
+    if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and math.isfinite(beta) and beta >= 0):
+        raise ValueError(f"{func}: beta must be a finite number >= 0; got {beta!r}")
+    if not (isinstance(zero_division, (int, float)) and not isinstance(zero_division, bool) and 0 <= zero_division <= 1):
+        raise ValueError(f"{func}: zero_division must be a number in [0, 1]; got {zero_division!r}")
     name, fn = _metric_function(metric, aa.shape[1:], n, beta, zero_division, func)
     if name in ("f1", "macro_f1", "bleu"):
         for arr_name, arr in (("a", aa), ("b", ba)):

@@ -159,8 +159,9 @@ def mcnemar_test(correct_a: Any, correct_b: Any, *, alternative: str = "two-side
     """
     func = "mcnemar_test"
     check_alternative(alternative)
-    a = as_int_array(correct_a, "correct_a", func)
-    b = as_int_array(correct_b, "correct_b", func)
+    hint = "mcnemar_test takes 0/1 correctness per entry"
+    a = as_int_array(correct_a, "correct_a", func, hint=hint)
+    b = as_int_array(correct_b, "correct_b", func, hint=hint)
     check_same_length(a, b, "correct_a", "correct_b", func)
     for name, arr in (("correct_a", a), ("correct_b", b)):
         bad = (arr != 0) & (arr != 1)
@@ -198,7 +199,11 @@ def sign_test(x: Any, y: Any, *, alternative: str = "two-sided") -> SignTestResu
 
 
 def _signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # Compare rather than subtract: x - y can overflow for int64 and round for floats.
+    # Compare rather than subtract: x - y can overflow for int64 and round for floats. Mixed
+    # int64/float64 would compare in float64 and lose integers above 2^53; long double's
+    # 64-bit mantissa holds both exactly (|ints| < 2^61 after validation).
+    if x.dtype != y.dtype:
+        x, y = x.astype(np.longdouble), y.astype(np.longdouble)
     return (x > y).astype(np.int64) - (x < y).astype(np.int64)
 
 

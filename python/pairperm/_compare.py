@@ -143,7 +143,9 @@ def compare(
         return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: exact structured permutation test")
 
     if metric == "perplexity":
-        r = _classic.wilcoxon_test(a, b, alternative=alternative)
+        # Lower perplexity is better, so "A better" (greater) means A's values are smaller.
+        flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
+        r = _classic.wilcoxon_test(a, b, alternative=flipped)
         return _done(r, "wilcoxon_test", "real-valued per-entry scores such as perplexity: exact Wilcoxon "
                                          "signed-rank test (Dror & Reichart)")
 

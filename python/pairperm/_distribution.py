@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Union
@@ -54,22 +55,38 @@ class Distribution:
         # Summed from the right so that small upper tails keep their relative accuracy.
         return np.cumsum(self.pmf[::-1])[::-1]
 
+    def _index(self, x) -> np.ndarray:
+        """Number of support points <= x, in exact integer arithmetic (values reach 2^61)."""
+        n = self.pmf.shape[0]
+        arr = np.asarray(x)
+        if arr.dtype.kind in "iub":
+            # Python ints keep offsets near 2^61 exact; clipping keeps the result in [0, n].
+            rel = np.clip(arr.astype(object) - self.offset + 1, 0, n)
+            return np.asarray(rel, dtype=np.int64)
+        if arr.dtype.kind != "f":
+            raise ValueError(f"Distribution: x must be numeric; got dtype {arr.dtype}")
+        if np.isnan(arr).any():
+            raise ValueError("Distribution: x contains NaN")
+        # Exact: math.floor of a float is an exact Python int; infinities go to the ends.
+        def rank(v: float) -> int:
+            if math.isinf(v):
+                return n if v > 0 else 0
+            return min(max(math.floor(v) - self.offset + 1, 0), n)
+
+        return np.asarray(np.vectorize(rank, otypes=[np.int64])(arr), dtype=np.int64)
+
     def cdf(self, x):
         """P[S <= x], vectorised over x."""
         self._require_1d("cdf")
-        idx = np.floor(np.asarray(x, dtype=np.float64)) - self.offset
-        n = self.pmf.shape[0]
         table = np.concatenate(([0.0], self._cdf_table))
-        out = table[np.clip(idx + 1, 0, n).astype(np.int64)]
+        out = table[self._index(x)]
         return out if np.ndim(out) else float(out)
 
     def sf(self, x):
         """P[S > x] (scipy's convention), vectorised over x."""
         self._require_1d("sf")
-        idx = np.floor(np.asarray(x, dtype=np.float64)) - self.offset + 1
-        n = self.pmf.shape[0]
         table = np.concatenate((self._sf_table, [0.0]))
-        out = table[np.clip(idx, 0, n).astype(np.int64)]
+        out = table[self._index(x)]
         return out if np.ndim(out) else float(out)
 
     def mean(self) -> float:

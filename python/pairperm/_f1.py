@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _core
 from ._distribution import Distribution
+from ._accuracy import resolve_small_pvalue
 from ._results import PermutationTestResult
 from ._stats import clopper_pearson
 from ._structured import multidim_distribution
@@ -186,12 +187,23 @@ def _run(kind: str, a: Any, b: Any, alternative: str, method: str, beta: Any, ze
         p, log_p = _core.grouped_pvalue(summary, alternative)
         null = lambda: multidim_distribution(pr.stay, pr.swap, "auto")  # noqa: E731
         return PermutationTestResult(statistic, float(p), float(log_p), "auto", alternative, _null=null)
-    try:
-        dist = multidim_distribution(pr.stay, pr.swap, method)
-        p, log_p = _core.ratio_pvalue(dist.offset, dist.pmf, *args, alternative)
-    except ValueError as exc:
-        raise ValueError(f"{func}: {exc}") from None
-    return PermutationTestResult(statistic, float(p), float(log_p), method, alternative, _null=dist)
+    def exact_by(m: str) -> tuple:
+        try:
+            dist = multidim_distribution(pr.stay, pr.swap, m)
+            p, log_p = _core.ratio_pvalue(dist.offset, dist.pmf, *args, alternative)
+        except ValueError as exc:
+            raise ValueError(f"{func}: {exc}") from None
+        return float(p), float(log_p), dist
+
+    p, log_p, dist = exact_by(method)
+    bound = False
+    if method == "auto":
+        # The 2-D grouped engine is an inverse FFT: tiny p-values need the DP's relative accuracy.
+        box = np.abs(pr.swap - pr.stay).sum(axis=0).astype(float) + 1
+        p, log_p, bound, redo = resolve_small_pvalue(p, len(pr.stay) * float(np.prod(box)), lambda: exact_by("dp"), func)
+        if redo is not None:
+            dist = redo[2]
+    return PermutationTestResult(statistic, p, log_p, method, alternative, pvalue_is_bound=bound, _null=dist)
 
 
 def ratio_hits(stay: np.ndarray, swap: np.ndarray, n_resamples: int, seed: int, args: tuple, alternative: str) -> int:

@@ -156,6 +156,10 @@ def monte_carlo_test(
         raise ValueError(f"{func}: alpha must be in (0, 1) or None; got {alpha!r}")
     if not 0 < confidence_level < 1:
         raise ValueError(f"{func}: confidence_level must be in (0, 1); got {confidence_level!r}")
+    if not (isinstance(rtol, (int, float)) and 0 <= rtol < 1):
+        raise ValueError(f"{func}: rtol must be a number in [0, 1); got {rtol!r}")
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 0:
+        raise ValueError(f"{func}: n_threads must be an int >= 0 (0 = all cores); got {n_threads!r}")
     if statistic is not None and not callable(statistic):
         raise ValueError(f"{func}: statistic must be None or a callable; got {type(statistic).__name__}")
     stay_a = as_int_array(stay, "stay", func, ndim=(1, 2))

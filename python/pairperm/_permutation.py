@@ -24,6 +24,7 @@ __all__ = ["convolve_dp", "convolve_fft", "null_distribution", "permutation_test
 
 DISTRIBUTION_METHODS = ("auto", "dp", "fft")
 TEST_METHODS = ("auto", "dp", "fft", "monte_carlo")
+_MC_BLOCK = 1 << 20  # resamples per sampler call: 8 MiB of sums
 
 
 def _local_effects(stay: Any, swap: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
@@ -149,8 +150,14 @@ def permutation_test(
         p, log_p = _core.pvalue_from_distribution(dist.offset, dist.pmf, statistic, 0, alternative)
         return PermutationTestResult(statistic, float(p), float(log_p), method, alternative, _null=dist)
 
-    sums = _core.sample_sums(d.reshape(-1, 1), (-d).reshape(-1, 1), n_resamples, seed)[:, 0]
-    hits = int(np.count_nonzero(_reject(sums, statistic, 0, alternative)))
+    # Sample in blocks so memory stays flat in n_resamples; each block has its own stream.
+    stay2, swap2 = d.reshape(-1, 1), (-d).reshape(-1, 1)
+    hits = 0
+    for b, start in enumerate(range(0, n_resamples, _MC_BLOCK)):
+        k = min(_MC_BLOCK, n_resamples - start)
+        block_seed = (seed + b * 0x9E3779B97F4A7C15) % 2**64
+        sums = _core.sample_sums(stay2, swap2, k, block_seed)[:, 0]
+        hits += int(np.count_nonzero(_reject(sums, statistic, 0, alternative)))
     p = (1 + hits) / (1 + n_resamples)
     return PermutationTestResult(
         statistic,

@@ -40,6 +40,9 @@ class PermutationTestResult:
         Monte Carlo only.
     pvalue_ci : (float, float) or None
         Monte Carlo only: Clopper-Pearson 95% interval for the exact p-value.
+    pvalue_is_bound : bool
+        True when ``pvalue`` is only an upper bound: an FFT-summed p-value fell below the
+        FFT's round-off and the exact DP was too costly (a PrecisionWarning says so).
     """
 
     statistic: Union[int, float]
@@ -49,6 +52,7 @@ class PermutationTestResult:
     alternative: str
     n_resamples: Optional[int] = None
     pvalue_ci: Optional[tuple] = None
+    pvalue_is_bound: bool = False
     _null: Union[Distribution, Callable[[], Distribution], None] = field(default=None, compare=False)
 
     @property
@@ -61,6 +65,8 @@ class PermutationTestResult:
         parts = [f"statistic={_fmt(self.statistic)}", f"pvalue={_fmt(self.pvalue)}"]
         if self.pvalue == 0.0 or self.pvalue < 1e-300:
             parts.append(f"log_pvalue={_fmt(self.log_pvalue)}")
+        if self.pvalue_is_bound:
+            parts.append("pvalue_is_bound=True")
         parts += [f"method={self.method!r}", f"alternative={self.alternative!r}"]
         if self.n_resamples is not None:
             parts += [f"n_resamples={self.n_resamples}", f"pvalue_ci={_fmt(self.pvalue_ci)}"]

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _core
 from ._distribution import Distribution
+from ._accuracy import resolve_small_pvalue
 from ._results import PermutationTestResult
 from ._validation import as_int_array, check_alternative, check_method, check_same_length
 
@@ -156,10 +157,30 @@ def structured_test(
         observed_s = stay_a.sum(axis=0, dtype=np.int64).reshape(1, -1)
         points = _grid_points(dist)
         weights = dist.pmf.ravel()
-    keep = weights > 0  # impossible states (lattice holes, round-off zeros) are never evaluated
     h_obs = _evaluate(statistic, observed_s, 1, func)[0]
-    if math.isnan(h_obs):
-        raise ValueError(f"{func}: the statistic is NaN at the observed value")
+    if not math.isfinite(h_obs):
+        raise ValueError(f"{func}: the statistic is {h_obs} at the observed value; it must be finite")
+    p = _callable_pvalue(statistic, h_obs, dist, points, weights, alternative, rtol, func)
+    bound = False
+    if dist.method == "auto":
+        # The grouped distribution is an inverse FFT: tiny p-values need the DP's relative accuracy.
+        def exact() -> tuple:
+            d = multidim_distribution(stay_a, swap_a, "dp") if not one_d else _wrap_1d(_core.convolve_dp(stay_a, swap_a), "dp")
+            pts = d.support if one_d else _grid_points(d)
+            q = _callable_pvalue(statistic, h_obs, d, pts, d.pmf.ravel(), alternative, rtol, func)
+            return q, (math.log(q) if q > 0 else -math.inf), d
+
+        box = np.abs(swap_a - stay_a).reshape(len(stay_a), -1).sum(axis=0).astype(float) + 1
+        p, log_p, bound, redo = resolve_small_pvalue(p, len(stay_a) * float(np.prod(box)), exact, func)
+        if redo is not None:
+            dist = redo[2]
+    else:
+        log_p = math.log(p) if p > 0 else -math.inf
+    return PermutationTestResult(float(h_obs), p, log_p, dist.method, alternative, pvalue_is_bound=bound, _null=dist)
+
+
+def _callable_pvalue(statistic, h_obs, dist, points, weights, alternative, rtol, func) -> float:
+    keep = weights > 0  # impossible states (lattice holes, round-off zeros) are never evaluated
     h = _evaluate(statistic, points[keep], int(keep.sum()), func)
     slack = rtol * abs(h_obs)
     if alternative == "greater":
@@ -168,10 +189,7 @@ def structured_test(
         reject = h <= h_obs + slack
     else:
         reject = np.abs(h) >= abs(h_obs) - slack
-    p = float(min(1.0, math.fsum(weights[keep][reject])))
-    return PermutationTestResult(
-        float(h_obs), p, math.log(p) if p > 0 else -math.inf, dist.method, alternative, _null=dist
-    )
+    return float(min(1.0, math.fsum(weights[keep][reject])))
 
 
 def _wrap_1d(triple: tuple, method: str) -> Distribution:

@@ -12,7 +12,7 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 # Largest magnitude accepted for one value; sums are checked again in the C++ core.
 _MAX_ABS = 2**61
 
-REAL_VALUED_HINT = "pairperm.wilcoxon_test and pairperm.bootstrap_test take real-valued scores"
+REAL_VALUED_HINT = "for real-valued scores use pairperm.wilcoxon_test or pairperm.bootstrap_test"
 
 
 def check_alternative(alternative: str) -> str:
@@ -89,7 +89,7 @@ def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ..
             idx = _first(frac)
             raise ValueError(
                 f"{func}: {name} must hold integers (such as counts of correct predictions); "
-                f"got {arr[idx]!r} at index {idx}. {hint[0].upper() + hint[1:]}."
+                f"got {arr[idx]!r} at index {idx}; {hint}."
             )
     _check_magnitude(arr, name, func)
     return np.ascontiguousarray(arr, dtype=np.int64)
