@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import math
 import platform
 import sys
 from pathlib import Path

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm.cli import main, run_demo
+from pairperm.cli import main
 from pairperm.datasets import stanza_pos_like
 from reference import exact_pvalue, paired
 

@@ -35,7 +35,7 @@ public:
         for (std::size_t k = 1; k < dense_.size(); ++k)
             if (dense_[k] != 0) out.push_back({static_cast<std::int64_t>(k), dense_[k]});
         for (const auto& [k, c] : sparse_) out.push_back({k, c});
-        std::sort(out.begin() + 0, out.end(), [](const Group& a, const Group& b) { return a.k < b.k; });
+        std::sort(out.begin(), out.end(), [](const Group& a, const Group& b) { return a.k < b.k; });
         return out;
     }
 

@@ -207,7 +207,6 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
                                 "; reduce the dimensions or use pairperm.monte_carlo_test");
     const auto Mi = static_cast<std::int64_t>(M);
     auto mod = [Mi](std::int64_t a, std::int64_t q) { std::int64_t r = a % q; return r < 0 ? r + q : r; };
-    (void)Mi;
 
     std::vector<GroupTable> tables;
     tables.reserve(s.groups.size());

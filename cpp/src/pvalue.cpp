@@ -19,13 +19,13 @@ PValue from_probability(long double p) {
     return out;
 }
 
-// Symmetric in |2S - 2mu| when twice_mean is odd too: everything stays in integers.
 std::int64_t abs64(std::int64_t v) { return v < 0 ? -v : v; }
 
 }  // namespace
 
 PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed, std::int64_t twice_mean,
                                 Alternative alternative) {
+    // Compare 2S - 2mu, not S - mu: half-integer means stay exact integers.
     long double p = 0.0L;
     const std::int64_t t_dev = abs64(2 * observed - twice_mean);
     for (std::size_t i = 0; i < dist.pmf.size(); ++i) {

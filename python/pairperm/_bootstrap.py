@@ -18,7 +18,7 @@ import numpy as np
 from . import _core
 from ._montecarlo import _block_seed
 from ._results import _fmt
-from ._validation import as_real_array, check_alternative, check_n_resamples, check_same_length, seed_from_rng
+from ._validation import apply_vectorised, as_real_array, check_alternative, check_n_resamples, check_same_length, seed_from_rng
 
 __all__ = ["BootstrapTestResult", "bootstrap_test", "BLEU_COLUMNS"]
 
@@ -145,13 +145,6 @@ def _metric_function(metric: Union[str, Callable], shape: tuple, n: int, beta: f
     return metric, bleu_from_sums
 
 
-def _apply(fn: Callable, sums: np.ndarray, k: int, func: str) -> np.ndarray:
-    out = np.asarray(fn(sums), dtype=np.float64)
-    if out.shape != (k,):
-        raise ValueError(f"{func}: metric must map summed statistics of shape {sums.shape} to shape ({k},); got {out.shape}")
-    return out
-
-
 def bootstrap_test(
     a: Any,
     b: Any,
@@ -228,11 +221,11 @@ def bootstrap_test(
         k = len(sums)
         sa = sums[:, :m].reshape((k,) + stat_shape)
         sb = sums[:, m:].reshape((k,) + stat_shape)
-        return _apply(fn, sa, k, func) - _apply(fn, sb, k, func)
+        return apply_vectorised(fn, sa, k, func, "metric") - apply_vectorised(fn, sb, k, func, "metric")
 
     full = stats.sum(axis=0, keepdims=True)
-    metric_a = float(_apply(fn, full[:, :m].reshape((1,) + stat_shape), 1, func)[0])
-    metric_b = float(_apply(fn, full[:, m:].reshape((1,) + stat_shape), 1, func)[0])
+    metric_a = float(apply_vectorised(fn, full[:, :m].reshape((1,) + stat_shape), 1, func, "metric")[0])
+    metric_b = float(apply_vectorised(fn, full[:, m:].reshape((1,) + stat_shape), 1, func, "metric")[0])
     delta = metric_a - metric_b
     if not math.isfinite(delta):
         raise ValueError(f"{func}: the metric is not finite on the full data ({metric_a}, {metric_b})")

@@ -19,7 +19,6 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _core
-from ._distribution import Distribution
 from ._accuracy import resolve_small_pvalue
 from ._results import PermutationTestResult
 from ._stats import clopper_pearson

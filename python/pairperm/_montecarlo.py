@@ -18,6 +18,7 @@ from ._permutation import _reject
 from ._results import _fmt
 from ._stats import clopper_pearson
 from ._validation import (
+    apply_vectorised,
     as_int_array,
     check_alternative,
     check_n_resamples,
@@ -85,17 +86,6 @@ class MonteCarloTestResult:
 def _block_seed(seed: int, block: int) -> int:
     # Independent, reproducible stream per block, so results do not depend on where we stop.
     return int(np.random.SeedSequence(seed, spawn_key=(block,)).generate_state(1, np.uint64)[0] >> np.uint64(1))
-
-
-def _apply(statistic: Callable, sums: np.ndarray, k: int) -> np.ndarray:
-    out = np.asarray(statistic(sums))
-    if out.shape != (k,):
-        raise ValueError(
-            f"monte_carlo_test: statistic must map sums of shape {sums.shape} to shape ({k},); got shape {out.shape}"
-        )
-    if out.dtype.kind not in "iufb":
-        raise ValueError(f"monte_carlo_test: statistic must return numbers; got dtype {out.dtype}")
-    return out
 
 
 def monte_carlo_test(
@@ -184,14 +174,14 @@ def monte_carlo_test(
             return int(np.count_nonzero(_reject(sums[:, 0], h_obs, twice_mean, alternative)))
 
     else:
-        h_obs_arr = _apply(statistic, obs_sum.reshape((1,) if one_d else (1, m)), 1)
+        h_obs_arr = apply_vectorised(statistic, obs_sum.reshape((1,) if one_d else (1, m)), 1, "monte_carlo_test")
         h_obs = h_obs_arr[0].item()
         if not math.isfinite(h_obs):
             raise ValueError(f"{func}: statistic of the observed sums is {h_obs}; it must be finite")
         tol = rtol * abs(h_obs)
 
         def count(sums: np.ndarray) -> int:
-            h = _apply(statistic, sums[:, 0] if one_d else sums, len(sums))
+            h = apply_vectorised(statistic, sums[:, 0] if one_d else sums, len(sums), "monte_carlo_test")
             if alternative == "greater":
                 return int(np.count_nonzero(h >= h_obs - tol))
             if alternative == "less":

@@ -1,4 +1,4 @@
-"""Small exact helpers shared by the tests (Clopper-Pearson intervals)."""
+"""Exact Clopper-Pearson intervals for Monte Carlo p-values (used by every sampling test)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ from . import _core
 from ._distribution import Distribution
 from ._accuracy import resolve_small_pvalue
 from ._results import PermutationTestResult
-from ._validation import as_int_array, check_alternative, check_method, check_same_length
+from ._permutation import _wrap as _wrap_1d
+from ._validation import apply_vectorised, as_int_array, check_alternative, check_method, check_same_length
 
 __all__ = ["structured_test", "multidim_distribution"]
 
@@ -157,7 +158,7 @@ def structured_test(
         observed_s = stay_a.sum(axis=0, dtype=np.int64).reshape(1, -1)
         points = _grid_points(dist)
         weights = dist.pmf.ravel()
-    h_obs = _evaluate(statistic, observed_s, 1, func)[0]
+    h_obs = apply_vectorised(statistic, observed_s, 1, func)[0]
     if not math.isfinite(h_obs):
         raise ValueError(f"{func}: the statistic is {h_obs} at the observed value; it must be finite")
     p = _callable_pvalue(statistic, h_obs, dist, points, weights, alternative, rtol, func)
@@ -181,7 +182,7 @@ def structured_test(
 
 def _callable_pvalue(statistic, h_obs, dist, points, weights, alternative, rtol, func) -> float:
     keep = weights > 0  # impossible states (lattice holes, round-off zeros) are never evaluated
-    h = _evaluate(statistic, points[keep], int(keep.sum()), func)
+    h = apply_vectorised(statistic, points[keep], int(keep.sum()), func)
     slack = rtol * abs(h_obs)
     if alternative == "greater":
         reject = h >= h_obs - slack
@@ -190,18 +191,3 @@ def _callable_pvalue(statistic, h_obs, dist, points, weights, alternative, rtol,
     else:
         reject = np.abs(h) >= abs(h_obs) - slack
     return float(min(1.0, math.fsum(weights[keep][reject])))
-
-
-def _wrap_1d(triple: tuple, method: str) -> Distribution:
-    offset, pmf, truncated = triple
-    return Distribution(offset=int(offset), pmf=pmf, truncated_mass=float(truncated), method=method)
-
-
-def _evaluate(statistic: Callable, points: np.ndarray, k: int, func: str) -> np.ndarray:
-    out = np.asarray(statistic(points), dtype=np.float64)
-    if out.shape != (k,):
-        raise ValueError(
-            f"{func}: statistic must be vectorised: called with S values of shape {points.shape} it must "
-            f"return {k} numbers (shape ({k},)); got shape {out.shape}"
-        )
-    return out

@@ -124,3 +124,17 @@ def as_real_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, .
     if not finite.all():
         raise ValueError(f"{func}: {name} contains NaN or inf (at index {_first(~finite)})")
     return arr
+
+
+def apply_vectorised(fn: Any, values: np.ndarray, k: int, func: str, what: str = "statistic") -> np.ndarray:
+    """Call a user's vectorised statistic on k stacked values; it must return k numbers."""
+    out = np.asarray(fn(values))
+    if out.shape != (k,):
+        raise ValueError(
+            f"{func}: {what} must be vectorised: called with values of shape {values.shape} it must "
+            f"return {k} numbers (shape ({k},)); got shape {out.shape}"
+        )
+    if out.dtype.kind not in "iufb":
+        raise ValueError(f"{func}: {what} must return numbers; got dtype {out.dtype}")
+    # Integer results stay integers (exact comparisons); everything else is float64.
+    return out if out.dtype.kind in "iu" else out.astype(np.float64, copy=False)
