@@ -10,7 +10,9 @@ import pytest
 
 import pairperm
 from pairperm import _accuracy
-from reference import exact_pvalue, rel_err
+from fractions import Fraction
+
+from reference import brute_force_counts, exact_pvalue, rel_err
 
 
 def separated_f1_data(n=400, seed=0):
@@ -129,3 +131,28 @@ def test_permutation_monte_carlo_in_blocks_stays_correct():
     lo, hi = pairperm._stats.clopper_pearson(hits, k, 0.9999)
     assert lo <= exact <= hi and r.n_resamples == k
     assert math.isclose(r.pvalue, pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=k, rng=0).pvalue)
+
+
+def brute_pvalue(stay, swap, alt):
+    counts = brute_force_counts(stay, swap)
+    t, mu2 = sum(stay), sum(stay) + sum(swap)
+    ok = {
+        "greater": lambda v: v >= t,
+        "less": lambda v: v <= t,
+        "two-sided": lambda v: abs(2 * v - mu2) >= abs(2 * t - mu2),
+    }[alt]
+    return Fraction(sum(c for v, c in counts.items() if ok(v)), 2 ** len(stay))
+
+
+def test_huge_unrelated_effects_fall_back_to_exact_enumeration():
+    x = [10**15, 3 * 10**14 + 1, -7 * 10**13 + 3, 5]
+    y = [0, 0, 0, 2]
+    d = [a - b for a, b in zip(x, y)]
+    for alt in ("two-sided", "greater", "less"):
+        r = pairperm.permutation_test(x, y, alternative=alt)
+        assert r.pvalue == float(brute_pvalue(d, [-v for v in d], alt))
+        s = pairperm.structured_test(d, [1 - v for v in d], alternative=alt)
+        assert s.pvalue == float(brute_pvalue(d, [1 - v for v in d], alt))
+    # Too many varying entries for a listing: the clear error stays.
+    with pytest.raises(ValueError, match="monte_carlo_test"):
+        pairperm.permutation_test([10**15, 3 * 10**14 + 1] + [1] * 30, [0, 0] + [2] * 30)

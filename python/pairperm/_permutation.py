@@ -133,7 +133,8 @@ def permutation_test(
     statistic = int(summary.observed)
 
     if method == "auto":
-        p, log_p = _core.grouped_pvalue(summary, alternative)
+        d = x_a - y_a  # safe: summarize_paired ruled out overflow
+        p, log_p = grouped_pvalue(summary, d, -d, alternative)
         return PermutationTestResult(
             statistic=statistic,
             pvalue=float(p),
@@ -168,6 +169,30 @@ def permutation_test(
         n_resamples=n_resamples,
         pvalue_ci=clopper_pearson(hits, n_resamples),
     )
+
+
+# Up to this many varying entries the 2^n sums can simply be listed (32 MiB of int64).
+_ENUMERATE_MAX = 22
+
+
+def grouped_pvalue(summary: Any, stay: np.ndarray, swap: np.ndarray, alternative: str) -> tuple[float, float]:
+    """The grouped engine's exact p-value; when its window is infeasible (a few huge, unrelated
+    |stay - swap| values) but few entries vary, list every state instead (exact integers)."""
+    try:
+        return _core.grouped_pvalue(summary, alternative)
+    except ValueError as exc:
+        if "grouped engine" not in str(exc) or summary.n_varying > _ENUMERATE_MAX:
+            raise
+    varying = stay != swap
+    k = np.abs(stay[varying] - swap[varying])
+    sums = np.zeros(1, dtype=np.int64)
+    for kk in k:
+        sums = np.concatenate((sums, sums + kk))
+    values = sums + int(summary.lo_sum)
+    hits = int(np.count_nonzero(_reject(values, int(summary.observed), int(summary.twice_mean), alternative)))
+    n = int(varying.sum())
+    p = hits / 2**n  # exact: hits and 2^n are small integers
+    return p, (math.log(hits) - n * math.log(2) if hits else -math.inf)
 
 
 def _reject(sums: np.ndarray, observed: int, twice_mean: int, alternative: str) -> np.ndarray:

@@ -12,6 +12,7 @@ from ._distribution import Distribution
 from ._accuracy import resolve_small_pvalue
 from ._results import PermutationTestResult
 from ._permutation import _wrap as _wrap_1d
+from ._permutation import grouped_pvalue
 from ._validation import apply_vectorised, as_int_array, check_alternative, check_method, check_same_length
 
 __all__ = ["structured_test", "multidim_distribution"]
@@ -131,7 +132,7 @@ def structured_test(
         summary = _core.summarize(stay_a, swap_a)  # also rules out int64 overflow
         observed = int(summary.observed)
         if method == "auto":
-            p, log_p = _core.grouped_pvalue(summary, alternative)
+            p, log_p = grouped_pvalue(summary, stay_a, swap_a, alternative)
             return PermutationTestResult(
                 observed, float(p), float(log_p), "auto", alternative,
                 _null=lambda: _wrap_1d(_core.grouped_distribution(summary), "auto"),
