@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -133,8 +133,8 @@ def permutation_test(
     statistic = int(summary.observed)
 
     if method == "auto":
-        d = x_a - y_a  # safe: summarize_paired ruled out overflow
-        p, log_p = grouped_pvalue(summary, d, -d, alternative)
+        # x - y cannot overflow: summarize_paired checked the sums.
+        p, log_p = grouped_pvalue(summary, lambda: (x_a - y_a, y_a - x_a), alternative)
         return PermutationTestResult(
             statistic=statistic,
             pvalue=float(p),
@@ -175,14 +175,16 @@ def permutation_test(
 _ENUMERATE_MAX = 22
 
 
-def grouped_pvalue(summary: Any, stay: np.ndarray, swap: np.ndarray, alternative: str) -> tuple[float, float]:
+def grouped_pvalue(summary: Any, effects: Callable[[], tuple], alternative: str) -> tuple[float, float]:
     """The grouped engine's exact p-value; when its window is infeasible (a few huge, unrelated
-    |stay - swap| values) but few entries vary, list every state instead (exact integers)."""
+    |stay - swap| values) but few entries vary, list every state instead (exact integers).
+    `effects` returns (stay, swap) and is called only for that fallback (no O(N) work here)."""
     try:
         return _core.grouped_pvalue(summary, alternative)
     except ValueError as exc:
         if "grouped engine" not in str(exc) or summary.n_varying > _ENUMERATE_MAX:
             raise
+    stay, swap = effects()
     varying = stay != swap
     k = np.abs(stay[varying] - swap[varying])
     sums = np.zeros(1, dtype=np.int64)

@@ -132,7 +132,7 @@ def structured_test(
         summary = _core.summarize(stay_a, swap_a)  # also rules out int64 overflow
         observed = int(summary.observed)
         if method == "auto":
-            p, log_p = grouped_pvalue(summary, stay_a, swap_a, alternative)
+            p, log_p = grouped_pvalue(summary, lambda: (stay_a, swap_a), alternative)
             return PermutationTestResult(
                 observed, float(p), float(log_p), "auto", alternative,
                 _null=lambda: _wrap_1d(_core.grouped_distribution(summary), "auto"),
