@@ -81,3 +81,24 @@ def binomial_two_sided(b: int, c: int) -> Fraction:
     m = min(b, c)
     tail = sum(math.comb(n, i) for i in range(m + 1))
     return min(Fraction(1), Fraction(2 * tail, 2**n))
+
+
+def exact_pvalue_sparse(stay, swap, alternative: str) -> Fraction:
+    """exact_pvalue over a dict of reachable sums: for supports with huge gaps (wide effects)."""
+    counts = {0: 1}
+    for a, b in zip(stay, swap):
+        a, b = int(a), int(b)
+        nxt: dict[int, int] = {}
+        for s, c in counts.items():
+            for v in (a, b):
+                nxt[s + v] = nxt.get(s + v, 0) + c
+        counts = nxt
+    t = sum(int(v) for v in stay)
+    mu2 = sum(int(a) + int(b) for a, b in zip(stay, swap))
+    if alternative == "greater":
+        hits = sum(c for x, c in counts.items() if x >= t)
+    elif alternative == "less":
+        hits = sum(c for x, c in counts.items() if x <= t)
+    else:
+        hits = sum(c for x, c in counts.items() if abs(2 * x - mu2) >= abs(2 * t - mu2))
+    return Fraction(hits, 2 ** len(stay))
