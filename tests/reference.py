@@ -102,3 +102,71 @@ def exact_pvalue_sparse(stay, swap, alternative: str) -> Fraction:
     else:
         hits = sum(c for x, c in counts.items() if abs(2 * x - mu2) >= abs(2 * t - mu2))
     return Fraction(hits, 2 ** len(stay))
+
+
+def ratio_state_counts(a, b) -> tuple[dict, int]:
+    """Number of swap subsets giving each total of system A's count columns (Python ints).
+
+    Entries with the same (b - a) row form one group: j of its c entries swapped adds
+    j * (b - a) with multiplicity comb(c, j). Returns ({totals_of_A: count}, N)."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    base = tuple(int(v) for v in a.sum(0))
+    groups: dict = {}
+    fixed = 0  # entries whose swap changes nothing: both choices give the same state
+    for ra, rb in zip(a.tolist(), b.tolist()):
+        d = tuple(y - x for x, y in zip(ra, rb))
+        if any(d):
+            groups[d] = groups.get(d, 0) + 1
+        else:
+            fixed += 1
+    states = {base: 2**fixed}
+    for d, c in groups.items():
+        combs = [math.comb(c, j) for j in range(c + 1)]
+        nxt: dict = {}
+        for s, w in states.items():
+            for j, cj in enumerate(combs):
+                key = tuple(x + j * y for x, y in zip(s, d))
+                nxt[key] = nxt.get(key, 0) + w * cj
+        states = nxt
+    return states, a.shape[0]
+
+
+def ratio_score(kind: str, counts: tuple, zero: Fraction = Fraction(0)) -> Fraction:
+    """scikit-learn's micro scores from totals: (tp, fp, fn) or the reference (tp, errors) form."""
+    if len(counts) == 2:
+        tp, err = counts
+        num, den = 2 * tp, 2 * tp + err
+    elif kind == "precision":
+        tp, fp, _ = counts
+        num, den = tp, tp + fp
+    else:
+        tp, fp, fn = counts
+        num, den = 2 * tp, 2 * tp + fp + fn
+    return zero if den == 0 else Fraction(num, den)
+
+
+def exact_ratio_pvalue(kind: str, a, b, alternative: str, zero: Fraction = Fraction(0)) -> tuple[Fraction, int]:
+    """Exact p-value of score_A - score_B (F1 or precision) and the number of tied states
+    other than the observed one, by exact enumeration of the grouped states."""
+    states, n = ratio_state_counts(a, b)
+    total = tuple(int(v) for v in (np.asarray(a) + np.asarray(b)).sum(0))
+    obs_a = tuple(int(v) for v in np.asarray(a).sum(0))
+
+    def h(ta):
+        return ratio_score(kind, ta, zero) - ratio_score(kind, tuple(t - x for t, x in zip(total, ta)), zero)
+
+    h_obs = h(obs_a)
+    hits, ties = 0, 0
+    for s, w in states.items():
+        v = h(s)
+        if alternative == "greater":
+            ok = v >= h_obs
+        elif alternative == "less":
+            ok = v <= h_obs
+        else:
+            ok = abs(v) >= abs(h_obs)
+        hits += w if ok else 0
+        tied = abs(v) == abs(h_obs) if alternative == "two-sided" else v == h_obs
+        ties += 1 if (tied and s != obs_a) else 0
+    return Fraction(hits, 2**n), ties

@@ -120,6 +120,25 @@ void bind_multidim(py::module_& m) {
         py::arg("offset"), py::arg("pmf"), py::arg("a_num"), py::arg("a_den"), py::arg("b_num"), py::arg("b_den"),
         py::arg("zero_num"), py::arg("zero_den"), py::arg("obs_num"), py::arg("obs_den"), py::arg("alternative"));
     m.def(
+        "ratio_tail_pvalue",
+        [](const MultiSummary& s, const std::array<std::int64_t, 3>& a_num, const std::array<std::int64_t, 3>& a_den,
+           const std::array<std::int64_t, 3>& b_num, const std::array<std::int64_t, 3>& b_den, std::int64_t zero_num,
+           std::int64_t zero_den, std::int64_t obs_num, std::int64_t obs_den, const std::string& alternative) {
+            const RatioDifference h = ratio_from(a_num, a_den, b_num, b_den, zero_num, zero_den, obs_num, obs_den);
+            const Alternative alt = parse_alternative(alternative);
+            PValue p;
+            bool certified = true;
+            {
+                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
+                p = ratio_tail_pvalue(s, h, alt, &certified);
+            }
+            return py::make_tuple(p.pvalue, p.log_pvalue, certified);
+        },
+        py::arg("summary"), py::arg("a_num"), py::arg("a_den"), py::arg("b_num"), py::arg("b_den"), py::arg("zero_num"),
+        py::arg("zero_den"), py::arg("obs_num"), py::arg("obs_den"), py::arg("alternative"),
+        "Exact-region p-value of a ratio difference with relative accuracy in the tails (exponential tilting); "
+        "returns (pvalue, log_pvalue, certified).");
+    m.def(
         "ratio_count",
         [](const int_array& points, const std::array<std::int64_t, 3>& a_num, const std::array<std::int64_t, 3>& a_den,
            const std::array<std::int64_t, 3>& b_num, const std::array<std::int64_t, 3>& b_den, std::int64_t zero_num,

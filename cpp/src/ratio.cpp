@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pairperm/multidim.hpp"
+#include "ratio_detail.hpp"
 
 namespace pairperm {
 namespace {
@@ -18,8 +19,12 @@ std::int64_t affine(const std::array<std::int64_t, 3>& c, std::int64_t s1, std::
     return c[0] + c[1] * s1 + c[2] * s2;
 }
 
+}  // namespace
+
+namespace detail {
+
 // Checks happen once per box, so the inner loop may use plain int64 for the affine terms.
-void check_box(const RatioDifference& h, std::int64_t lo1, std::int64_t hi1, std::int64_t lo2, std::int64_t hi2) {
+void check_ratio_box(const RatioDifference& h, std::int64_t lo1, std::int64_t hi1, std::int64_t lo2, std::int64_t hi2) {
     if (h.obs_den <= 0 || h.zero_den <= 0)
         throw std::invalid_argument("ratio statistic: denominators of the observed value and zero_division must be positive");
     auto small = [](i128 v) { return abs128(v) <= static_cast<i128>(max_ratio_term); };
@@ -49,7 +54,7 @@ void check_box(const RatioDifference& h, std::int64_t lo1, std::int64_t hi1, std
         throw std::invalid_argument("ratio statistic: observed value too large for exact comparison");
 }
 
-bool rejects(const RatioDifference& h, std::int64_t s1, std::int64_t s2, Alternative alt) {
+bool ratio_rejects(const RatioDifference& h, std::int64_t s1, std::int64_t s2, Alternative alt) {
     std::int64_t an = affine(h.a.num, s1, s2), ad = affine(h.a.den, s1, s2);
     std::int64_t bn = affine(h.b.num, s1, s2), bd = affine(h.b.den, s1, s2);
     if (ad == 0) an = h.zero_num, ad = h.zero_den;
@@ -65,6 +70,11 @@ bool rejects(const RatioDifference& h, std::int64_t s1, std::int64_t s2, Alterna
     return abs128(D) * h.obs_den >= abs128(h.obs_num) * E;
 }
 
+}  // namespace detail
+
+namespace {
+using detail::check_ratio_box;
+using detail::ratio_rejects;
 }  // namespace
 
 PValue ratio_pvalue(const MultiDistribution& dist, const RatioDifference& h, Alternative alternative) {
@@ -76,14 +86,14 @@ PValue ratio_pvalue(const MultiDistribution& dist, const RatioDifference& h, Alt
     PValue out;
     if (dist.pmf.empty()) return out;
     const std::int64_t o1 = dist.offset[0], o2 = m == 2 ? dist.offset[1] : 0;
-    check_box(h, o1, o1 + static_cast<std::int64_t>(n1) - 1, o2, o2 + static_cast<std::int64_t>(n2) - 1);
+    check_ratio_box(h, o1, o1 + static_cast<std::int64_t>(n1) - 1, o2, o2 + static_cast<std::int64_t>(n2) - 1);
     long double p = 0.0L;
     for (std::size_t i = 0; i < n1; ++i) {
         const double* row = dist.pmf.data() + i * n2;
         const std::int64_t s1 = o1 + static_cast<std::int64_t>(i);
         for (std::size_t j = 0; j < n2; ++j) {
             if (!(row[j] > 0.0)) continue;  // skips exact zeros (lattice holes) cheaply
-            if (rejects(h, s1, o2 + static_cast<std::int64_t>(j), alternative)) p += row[j];
+            if (ratio_rejects(h, s1, o2 + static_cast<std::int64_t>(j), alternative)) p += row[j];
         }
     }
     out.pvalue = std::min(1.0, static_cast<double>(p));
@@ -101,10 +111,10 @@ std::size_t ratio_count(const std::int64_t* points, std::size_t k, std::size_t m
             lo[j] = std::min(lo[j], points[i * m + j]);
             hi[j] = std::max(hi[j], points[i * m + j]);
         }
-    check_box(h, lo[0], hi[0], lo[1], hi[1]);
+    check_ratio_box(h, lo[0], hi[0], lo[1], hi[1]);
     std::size_t hits = 0;
     for (std::size_t i = 0; i < k; ++i)
-        hits += rejects(h, points[i * m], m == 2 ? points[i * m + 1] : 0, alternative) ? 1U : 0U;
+        hits += ratio_rejects(h, points[i * m], m == 2 ? points[i * m + 1] : 0, alternative) ? 1U : 0U;
     return hits;
 }
 

@@ -194,6 +194,15 @@ def _run(kind: str, a: Any, b: Any, alternative: str, method: str, beta: Any, ze
             raise ValueError(f"{func}: {exc}") from None
         return float(p), float(log_p), dist
 
+    if method == "auto":
+        # Relative accuracy at any depth: each tail summed under an exponential tilt.
+        try:
+            p, log_p, certified = _core.ratio_tail_pvalue(_core.summarize_multi(pr.stay, pr.swap), *args, alternative)
+        except ValueError as exc:
+            raise ValueError(f"{func}: {exc}") from None
+        if certified:
+            null = lambda: multidim_distribution(pr.stay, pr.swap, "auto")  # noqa: E731
+            return PermutationTestResult(statistic, float(p), float(log_p), "auto", alternative, _null=null)
     p, log_p, dist = exact_by(method)
     bound = False
     if method == "auto":

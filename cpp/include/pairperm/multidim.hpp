@@ -81,6 +81,17 @@ inline constexpr std::int64_t max_ratio_term = std::int64_t{1} << 30;
 // could be negative on the box (checked at its corners: the terms are affine).
 PValue ratio_pvalue(const MultiDistribution& dist, const RatioDifference& h, Alternative alternative);
 
+// The same p-value from the summary directly, with relative accuracy at any depth: each
+// tail of the rejection region is summed under an exponential tilt aimed at its dominating
+// point (its tilted pmf from the characteristic function and one inverse FFT over a
+// Hoeffding box of the tilted law), untilted in log space; log_pvalue stays finite where
+// pvalue underflows. Where the region comes near the mean (p above ~1e-3) the untilted
+// pmf is used. If the region bends so far behind the dominating point that the neglected
+// mass cannot be certified below 1e-11 of the result, it falls back to the untilted pmf
+// and sets *certified = false (absolute accuracy ~1e-14 only).
+PValue ratio_tail_pvalue(const MultiSummary& summary, const RatioDifference& h, Alternative alternative,
+                         bool* certified = nullptr);
+
 // How many of the k points (row-major k x m, m = 1 or 2) fall in the rejection region.
 std::size_t ratio_count(const std::int64_t* points, std::size_t k, std::size_t m, const RatioDifference& h,
                         Alternative alternative);
