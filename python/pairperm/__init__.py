@@ -13,6 +13,7 @@ from ._bootstrap import BLEU_COLUMNS, BootstrapTestResult, bootstrap_test
 from ._classic import McNemarResult, SignTestResult, WilcoxonResult, mcnemar_test, sign_test, wilcoxon_test
 from ._compare import CompareResult, compare
 from ._montecarlo import MonteCarloTestResult, monte_carlo_test
+from ._plot import plot_distribution, plot_pvalue_matrix, plot_result
 
 __version__ = "0.1.0"
 
@@ -41,4 +42,8 @@ __all__ = [
     "monte_carlo_test",
     "sign_test",
     "wilcoxon_test",
+    # figures (matplotlib, imported on first use)
+    "plot_distribution",
+    "plot_pvalue_matrix",
+    "plot_result",
 ]

@@ -93,6 +93,12 @@ class Distribution:
         self._require_1d("mean")
         return float(np.dot(self.support.astype(np.float64), self.pmf))
 
+    def plot(self, ax=None, observed=None, alternative: str = "two-sided", log: bool = False):
+        """Draw the pmf (1-D); see :func:`pairperm.plot_distribution`. Needs matplotlib."""
+        from ._plot import plot_distribution
+
+        return plot_distribution(self, ax=ax, observed=observed, alternative=alternative, log=log)
+
     def _require_1d(self, what: str) -> None:
         if self.pmf.ndim != 1:
             raise ValueError(f"Distribution.{what} is defined for 1-D distributions only")
