@@ -1,4 +1,4 @@
-"""Edge cases found in review: FFT noise floors, huge values, direction of compare(), validation."""
+"""Edge cases: FFT noise floors, huge values, direction of compare(), validation."""
 
 from __future__ import annotations
 

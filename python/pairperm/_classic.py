@@ -1,6 +1,6 @@
 """Exact McNemar, sign and Wilcoxon signed-rank tests, all evaluated on the grouped engine.
 
-Each of these is a paired sign-flip test, so its null is a structured sum (SPEC §1):
+Each of these is a paired sign-flip test, so its null is a structured sum:
 entry n contributes +e_n or -e_n with probability 1/2. McNemar and the sign test have
 e_n in {0, 1}; Wilcoxon has e_n = the doubled midrank of |x_n - y_n|, an integer even
 with ties, so the exact null needs no normal approximation at any N.
