@@ -408,49 +408,39 @@ struct Tail {
     double log_p = 0, log_lo = 0, log_hi = 0, log_sp = 0, theta = 0;
 };
 
-// log of the lower-tail probability, its 95% interval, and the saddlepoint estimate.
-Tail lower_tail(const std::vector<double>& k, double b, double k_sum, std::size_t n_resamples, std::uint64_t seed,
-                unsigned n_threads) {
+// P[T <= b] (or P[T < b] when strict) for b at most the mean, in logs with its 95% interval
+// and the saddlepoint estimate: importance sampling with the tilt that puts the mean at b.
+Tail small_tail(const std::vector<double>& k, double b, bool strict, double k_sum, std::size_t n_resamples,
+                std::uint64_t seed, unsigned n_threads) {
     Tail out;
     const std::size_t n = k.size();
     const double k_min = *std::min_element(k.begin(), k.end());
-    if (b < 0.0) {  // below the smallest state
+    if (strict ? b <= 0.0 : b < 0.0) {  // below the smallest state
         out.log_p = out.log_lo = out.log_hi = out.log_sp = -kInf;
         return out;
     }
-    if (b < k_min) {  // only the all-zero state: exactly 2^-n
+    if (strict ? b <= k_min : b < k_min) {  // only the all-zero state: exactly 2^-n
         out.log_p = out.log_lo = out.log_hi = out.log_sp = -static_cast<double>(n) * kLog2;
         return out;
     }
-    const double mean = 0.5 * k_sum;
-    const double theta = b < mean ? solve_tilt(k, b) : 0.0;
+    const double theta = b < 0.5 * k_sum ? solve_tilt(k, b) : 0.0;
     out.theta = theta;
     const Cgf c = cgf(k, theta);
 
-    // Lugannani-Rice; at and above the mean through the mirror image P[T <= b] = 1 - P[T < k_sum - b].
-    if (theta < 0.0) {
-        const double rate = std::max(0.0, static_cast<double>(static_cast<long double>(theta) * b - c.value));
-        const double w = -std::sqrt(2.0 * rate), u = theta * std::sqrt(static_cast<double>(c.var));
-        out.log_sp = (w > -1e-6) ? std::log(0.5) : log_lugannani_rice(w, u);
-    } else if (b > mean) {
-        const double mirror = k_sum - b, th = solve_tilt(k, mirror);
-        const Cgf cm = cgf(k, th);
-        const double rate = std::max(0.0, static_cast<double>(static_cast<long double>(th) * mirror - cm.value));
-        const double w = -std::sqrt(2.0 * rate), u = th * std::sqrt(static_cast<double>(cm.var));
-        const double lp = (w > -1e-6) ? std::log(0.5) : log_lugannani_rice(w, u);
-        out.log_sp = std::log1p(-std::exp(lp));
-    } else {
-        out.log_sp = std::log(0.5);
-    }
+    // Lugannani-Rice (a continuous approximation: no ties, no lattice correction).
+    const double rate = std::max(0.0, static_cast<double>(static_cast<long double>(theta) * b - c.value));
+    const double w = -std::sqrt(2.0 * rate), u = theta * std::sqrt(static_cast<double>(c.var));
+    out.log_sp = (w > -1e-6) ? std::log(0.5) : log_lugannani_rice(w, u);
 
     std::vector<double> t(n_resamples);
     real_sample_t(k.data(), n, theta, n_resamples, seed, t.data(), n_threads);
     // Weight of a sample: dP/dP_theta = exp(-theta T + K(theta)); kept in logs relative to the
     // largest weight among the hits so that p = 1e-300 and below is represented.
+    auto hit = [&](double x) { return strict ? x < b : x <= b; };
     const double kc = static_cast<double>(c.value);
     double m = -kInf;
     for (const double x : t)
-        if (x <= b) m = std::max(m, -theta * x + kc);
+        if (hit(x)) m = std::max(m, -theta * x + kc);
     if (m == -kInf) {  // no sample in the region
         out.log_p = out.log_lo = -kInf;
         out.log_hi = std::log(3.0 / static_cast<double>(n_resamples));  // rule of three, unweighted
@@ -458,7 +448,7 @@ Tail lower_tail(const std::vector<double>& k, double b, double k_sum, std::size_
     }
     long double s1 = 0, s2 = 0;
     for (const double x : t) {
-        if (x <= b) {
+        if (hit(x)) {
             const double r = std::exp(-theta * x + kc - m);
             s1 += r;
             s2 += static_cast<long double>(r) * r;
@@ -466,11 +456,29 @@ Tail lower_tail(const std::vector<double>& k, double b, double k_sum, std::size_
     }
     const auto K = static_cast<long double>(n_resamples);
     const long double mean_r = s1 / K;
-    const long double var_r = K > 1 ? std::max<long double>(0, (s2 / K - mean_r * mean_r) * K / (K - 1)) : 0;
+    const long double var_r = std::max<long double>(0, (s2 / K - mean_r * mean_r) * K / (K - 1));
     const double rel = static_cast<double>(std::sqrt(var_r / K) / mean_r);  // relative standard error
     out.log_p = m + static_cast<double>(std::log(mean_r));
     out.log_hi = out.log_p + std::log1p(1.96 * rel);
     out.log_lo = 1.96 * rel < 1.0 ? out.log_p + std::log1p(-1.96 * rel) : -kInf;
+    return out;
+}
+
+// log(1 - e^x) for x <= 0.
+double log1m_exp(double x) { return x > -0.6931 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x)); }
+
+// P[T <= b] for any b. Above the mean the small complement is sampled instead:
+// P[T <= b] = 1 - P[T > b] = 1 - P[T < k_sum - b], as T and k_sum - T have the same law.
+Tail lower_tail(const std::vector<double>& k, double b, double k_sum, std::size_t n_resamples, std::uint64_t seed,
+                unsigned n_threads) {
+    if (b <= 0.5 * k_sum) return small_tail(k, b, false, k_sum, n_resamples, seed, n_threads);
+    const Tail c = small_tail(k, k_sum - b, true, k_sum, n_resamples, seed, n_threads);
+    Tail out;
+    out.theta = -c.theta;
+    out.log_p = log1m_exp(c.log_p);
+    out.log_lo = log1m_exp(c.log_hi);
+    out.log_hi = log1m_exp(c.log_lo);
+    out.log_sp = log1m_exp(c.log_sp);
     return out;
 }
 
