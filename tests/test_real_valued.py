@@ -317,9 +317,11 @@ def test_importance_sampling_deep_tails_against_exact_integer_engine(target, alt
     stay, swap = paired(x.astype(float), y.astype(float))
     r = real_sum_pvalue(stay, swap, alternative=alternative, n_resamples=10_000, seed=17)
     assert r.method == "saddlepoint_is"
-    lo, hi = r.pvalue_ci
-    assert math.log(lo) <= truth.log_pvalue <= math.log(hi)
-    assert abs(r.log_pvalue - truth.log_pvalue) < 0.15
+    # The 95% interval covers in ~95% of runs (see the coverage test); across these eight fixed
+    # runs require the truth within 3.3 standard errors (99.9%).
+    se = (r.pvalue_ci[1] - r.pvalue_ci[0]) / (2 * 1.96) / r.pvalue  # relative
+    assert se < 0.06
+    assert abs(truth.log_pvalue - r.log_pvalue) <= 3.3 * se
 
 
 def test_result_is_frozen_and_prints():

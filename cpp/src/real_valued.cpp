@@ -224,6 +224,21 @@ struct LaneState {
             s3[h] = (s3[h] << 45) | (s3[h] >> 19);
         }
     }
+    // xoshiro256+ outputs: cheaper (no scrambling multiplications); only their top 52 bits are
+    // used, and the known weakness of this variant is confined to the lowest bits.
+    inline void step_plus(std::uint64_t* out) {
+        for (int h = 0; h < 2; ++h) {
+            const u64x4 r = s0[h] + s3[h];
+            std::memcpy(out + 4 * h, &r, sizeof r);
+            const u64x4 t = s1[h] << 17;
+            s2[h] ^= s0[h];
+            s3[h] ^= s1[h];
+            s1[h] ^= s2[h];
+            s0[h] ^= s3[h];
+            s2[h] ^= t;
+            s3[h] = (s3[h] << 45) | (s3[h] >> 19);
+        }
+    }
 };
 #else
 struct LaneState {
@@ -234,6 +249,18 @@ struct LaneState {
     inline void step(std::uint64_t* out) {
         for (std::size_t l = 0; l < kLanes; ++l) {
             out[l] = rotl(s[1][l] * 5, 7) * 9;
+            const std::uint64_t t = s[1][l] << 17;
+            s[2][l] ^= s[0][l];
+            s[3][l] ^= s[1][l];
+            s[1][l] ^= s[2][l];
+            s[0][l] ^= s[3][l];
+            s[2][l] ^= t;
+            s[3][l] = rotl(s[3][l], 45);
+        }
+    }
+    inline void step_plus(std::uint64_t* out) {
+        for (std::size_t l = 0; l < kLanes; ++l) {
+            out[l] = s[0][l] + s[3][l];
             const std::uint64_t t = s[1][l] << 17;
             s[2][l] ^= s[0][l];
             s[3][l] ^= s[1][l];
@@ -267,23 +294,55 @@ void block_fair(const double* k, std::size_t n, LaneRng& rng, double* acc, std::
 
 // Tilted law: B_n = 1 when a uniform double in [1, 2) (52 random bits) falls below 1 + q_n.
 PAIRPERM_CLONES
-void block_tilted(const double* k, const double* cut, std::size_t n, LaneRng& rng, double* acc, std::size_t rows) {
-    LaneState st(rng);
-    alignas(64) double sum[kBlock] = {};
-    alignas(64) std::uint64_t words[kBlock];
-    for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t r = 0; r < kBlock; r += kLanes) st.step(words + r);
-        const double kn = k[i], cn = cut[i];
-        for (std::size_t r = 0; r < kBlock; ++r) {
-            const std::uint64_t bits = (words[r] >> 12) | 0x3FF0000000000000ULL;
-            double d;
-            std::memcpy(&d, &bits, sizeof d);
-            sum[r] += d < cn ? kn : 0.0;
+void block_tilted(const double* k, const double* cut, std::size_t n, std::uint64_t seed, std::size_t block_id,
+                  double* acc, std::size_t rows) {
+    // Each group of kLanes resamples has its own streams and runs through all entries with its
+    // sums and generator state held in registers.
+    for (std::size_t g = 0; g * kLanes < rows; ++g) {
+        LaneState st(LaneRng(seed, block_id * (kBlock / kLanes) + g));
+        alignas(64) double sum[kLanes] = {};
+#ifdef PAIRPERM_VECTOR_RNG
+        using f64x4 = double __attribute__((vector_size(32)));
+        using i64x4 = std::int64_t __attribute__((vector_size(32)));
+        u64x4 a0 = st.s0[0], a1 = st.s1[0], a2 = st.s2[0], a3 = st.s3[0];
+        u64x4 b0 = st.s0[1], b1 = st.s1[1], b2 = st.s2[1], b3 = st.s3[1];
+        const u64x4 one = {0x3FF0000000000000ULL, 0x3FF0000000000000ULL, 0x3FF0000000000000ULL,
+                           0x3FF0000000000000ULL};
+        f64x4 sa = {0, 0, 0, 0}, sb = {0, 0, 0, 0};
+        for (std::size_t i = 0; i < n; ++i) {
+            const u64x4 ra = a0 + a3, rb = b0 + b3;  // xoshiro256+ outputs
+            const u64x4 ta = a1 << 17, tb = b1 << 17;
+            a2 ^= a0; b2 ^= b0;
+            a3 ^= a1; b3 ^= b1;
+            a1 ^= a2; b1 ^= b2;
+            a0 ^= a3; b0 ^= b3;
+            a2 ^= ta; b2 ^= tb;
+            a3 = (a3 << 45) | (a3 >> 19);
+            b3 = (b3 << 45) | (b3 >> 19);
+            const f64x4 ua = (f64x4)((ra >> 12) | one), ub = (f64x4)((rb >> 12) | one);
+            const f64x4 cn = {cut[i], cut[i], cut[i], cut[i]};
+            const i64x4 kn = (i64x4)(f64x4{k[i], k[i], k[i], k[i]});
+            sa += (f64x4)(kn & (ua < cn));
+            sb += (f64x4)(kn & (ub < cn));
         }
+        std::memcpy(sum, &sa, sizeof sa);
+        std::memcpy(sum + 4, &sb, sizeof sb);
+#else
+        alignas(64) std::uint64_t words[kLanes];
+        for (std::size_t i = 0; i < n; ++i) {
+            st.step_plus(words);
+            for (std::size_t l = 0; l < kLanes; ++l) {
+                const std::uint64_t bits = (words[l] >> 12) | 0x3FF0000000000000ULL;
+                double d;
+                std::memcpy(&d, &bits, sizeof d);
+                sum[l] += d < cut[i] ? k[i] : 0.0;
+            }
+        }
+#endif
+        std::copy(sum, sum + std::min(kLanes, rows - g * kLanes), acc + g * kLanes);
     }
-    std::copy(sum, sum + rows, acc);
-    st.store(rng);
 }
+
 
 }  // namespace
 
@@ -302,12 +361,13 @@ void real_sample_t(const double* k, std::size_t n, double theta, std::size_t n_r
     if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) threads = 1;  // not worth a thread
     auto worker = [&](unsigned t) {
         for (std::size_t b = t; b < n_blocks; b += threads) {
-            LaneRng rng(seed, b);
             const std::size_t first = b * kBlock, rows = std::min(n_resamples, first + kBlock) - first;
-            if (theta == 0.0)
+            if (theta == 0.0) {
+                LaneRng rng(seed, b);
                 block_fair(k, n, rng, out + first, rows);
-            else
-                block_tilted(k, cut.data(), n, rng, out + first, rows);
+            } else {
+                block_tilted(k, cut.data(), n, seed, b, out + first, rows);
+            }
         }
     };
     if (threads <= 1) {
