@@ -148,6 +148,20 @@ def test_exact_matches_numpy_meet_in_the_middle(n, seed, alternative):
     assert 0 < want < 1
 
 
+def test_constant_entries_do_not_change_the_result():
+    # Entries with stay == swap shift S and s_obs alike, whatever their size.
+    rng = np.random.default_rng(5)
+    stay = rng.normal(size=20) + 0.3
+    swap = -stay
+    big = np.full(30, 1e12)
+    stay2, swap2 = np.concatenate([stay, big]), np.concatenate([swap, big])
+    for alternative in ALTERNATIVES:
+        for method in ("exact", "saddlepoint_is", "monte_carlo"):
+            a = real_sum_pvalue(stay, swap, alternative=alternative, method=method, n_resamples=500, seed=2)
+            b = real_sum_pvalue(stay2, swap2, alternative=alternative, method=method, n_resamples=500, seed=2)
+            assert a == b
+
+
 def test_exact_matches_numpy_meet_in_the_middle_with_grid_ties():
     rng = np.random.default_rng(7)
     n = 34

@@ -52,8 +52,8 @@ RealProblem real_problem(const double* stay, const double* swap, std::size_t n, 
             throw std::invalid_argument("stay and swap must be finite (entry " + std::to_string(i) + ")");
         const double k = std::fabs(a - b);
         if (!std::isfinite(k)) throw std::invalid_argument("|stay - swap| overflows at entry " + std::to_string(i));
+        if (k == 0.0) continue;  // a constant: it cancels from S - s_obs and enters no sum below
         scale.add(std::fabs(a) + std::fabs(b));
-        if (k == 0.0) continue;
         p.k.push_back(k);
         k_sum.add(k);
         (a > b ? t_obs : c_obs).add(k);

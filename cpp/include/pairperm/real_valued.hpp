@@ -8,9 +8,10 @@
 //
 // Ties. States that are equal in exact arithmetic may differ after round-off, so every
 // method counts a state as "at least as extreme" with the same absolute slack
-//     tol = rtol * sum_n (|stay_n| + |swap_n|),
+//     tol = rtol * sum over varying entries (stay_n != swap_n) of (|stay_n| + |swap_n|),
 // the scale of the magnitudes that enter every sum (round-off in any subset sum of the k_n,
-// and in forming k_n from stay and swap, is bounded by a small multiple of eps times it):
+// and in forming k_n from stay and swap, is bounded by a small multiple of eps times it;
+// entries with stay == swap only shift S and s_obs alike and enter no comparison):
 //     greater:   T >= t_obs - tol
 //     less:      T <= t_obs + tol
 //     two-sided: T <= min(t_obs, c_obs) + tol  or  T >= max(t_obs, c_obs) - tol,
