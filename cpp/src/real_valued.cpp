@@ -534,7 +534,7 @@ Tail lower_tail(const std::vector<double>& k, double b, double k_sum, std::size_
     if (b <= 0.5 * k_sum) return small_tail(k, b, false, k_sum, n_resamples, seed, n_threads);
     const Tail c = small_tail(k, k_sum - b, true, k_sum, n_resamples, seed, n_threads);
     Tail out;
-    out.theta = -c.theta;
+    out.theta = c.theta;
     out.log_p = log1m_exp(c.log_p);
     out.log_lo = log1m_exp(c.log_hi);
     out.log_hi = log1m_exp(c.log_lo);

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "pairperm/distribution.hpp"
 
@@ -67,7 +68,7 @@ struct RealISResult {
     double log_ci_low = 0.0, log_ci_high = 0.0;  // the same in logs (-inf when the low end is 0)
     double saddlepoint = 1.0;                    // Lugannani-Rice estimate of the same p-value
     double log_saddlepoint = 0.0;
-    double theta = 0.0;                          // the tilt used for the lower tail (<= 0)
+    double theta = 0.0;                          // tilt of the sampled law (of T, or of its mirror image)
     std::size_t n_resamples = 0;
 };
 
