@@ -85,18 +85,18 @@ def main() -> None:
         x, y = scores(N, z, seed=1)
         d = np.ascontiguousarray(x - y)
         stay, swap = d, -d
-        t, r = median_time(lambda: real_sum_pvalue(stay, swap, alternative="two-sided", n_resamples=10_000, seed=7))
+        t, r = median_time(lambda stay=stay, swap=swap: real_sum_pvalue(stay, swap, alternative="two-sided", n_resamples=10_000, seed=7))
         rel = (r.pvalue_ci[1] - r.pvalue_ci[0]) / 2 / r.pvalue
         rows.append((target, "pairperm auto (tilted IS, K=10^4)", t, f"{r.pvalue:.3e}", f"{rel:.1%}"))
         rows.append((target, "  (Lugannani-Rice, same call)", float("nan"), f"{r.saddlepoint:.3e}", "n/a"))
         t, r = median_time(
-            lambda: real_sum_pvalue(stay, swap, alternative="two-sided", method="monte_carlo", n_resamples=20_000, seed=7)
+            lambda stay=stay, swap=swap: real_sum_pvalue(stay, swap, alternative="two-sided", method="monte_carlo", n_resamples=20_000, seed=7)
         )
         hits = round(r.pvalue * 20_001) - 1
         rows.append((target, "pairperm monte_carlo (C++, K=20k)", t, f"{r.pvalue:.3e}", cp_rel(hits, 20_000, r.pvalue)))
-        t, (p, hits) = median_time(lambda: numpy_sign_flip(d, 20_000, 7), repeats=3)
+        t, (p, hits) = median_time(lambda d=d: numpy_sign_flip(d, 20_000, 7), repeats=3)
         rows.append((target, "NumPy sign-flip MC (K=20k)", t, f"{p:.3e}", cp_rel(hits, 20_000, p)))
-        t, (p, hits) = median_time(lambda: ranx_style(d, 1000, 7), repeats=3)
+        t, (p, hits) = median_time(lambda d=d: ranx_style(d, 1000, 7), repeats=3)
         rows.append((target, "ranx-style loop (1,000 flips)", t, f"{p:.3e}", cp_rel(hits, 1000, p)))
     x, y = scores(N, 21.3, seed=1)
     d = np.ascontiguousarray(x - y)
@@ -110,7 +110,7 @@ def main() -> None:
     for n in (30, 40):
         x, y = scores(n, 2.0, seed=2)
         d = np.ascontiguousarray(x - y)
-        t, r = median_time(lambda: real_sum_pvalue(d, -d, alternative="two-sided", method="exact"))
+        t, r = median_time(lambda d=d: real_sum_pvalue(d, -d, alternative="two-sided", method="exact"))
         rows.append((f"N={n}", "pairperm exact (meet in the middle)", t, f"{r.pvalue:.6e}", "0 (exact)"))
 
     print(f"N = {N} real scores, two-sided; medians of {REPEATS} (NumPy/ranx: 3) repeats\n")
