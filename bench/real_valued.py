@@ -85,12 +85,16 @@ def main() -> None:
         x, y = scores(N, z, seed=1)
         d = np.ascontiguousarray(x - y)
         stay, swap = d, -d
-        t, r = median_time(lambda stay=stay, swap=swap: real_sum_pvalue(stay, swap, alternative="two-sided", n_resamples=10_000, seed=7))
+        t, r = median_time(
+            lambda stay=stay, swap=swap: real_sum_pvalue(stay, swap, alternative="two-sided", n_resamples=10_000, seed=7)
+        )
         rel = (r.pvalue_ci[1] - r.pvalue_ci[0]) / 2 / r.pvalue
         rows.append((target, "pairperm auto (tilted IS, K=10^4)", t, f"{r.pvalue:.3e}", f"{rel:.1%}"))
         rows.append((target, "  (Lugannani-Rice, same call)", float("nan"), f"{r.saddlepoint:.3e}", "n/a"))
         t, r = median_time(
-            lambda stay=stay, swap=swap: real_sum_pvalue(stay, swap, alternative="two-sided", method="monte_carlo", n_resamples=20_000, seed=7)
+            lambda stay=stay, swap=swap: real_sum_pvalue(
+                stay, swap, alternative="two-sided", method="monte_carlo", n_resamples=20_000, seed=7
+            )
         )
         hits = round(r.pvalue * 20_001) - 1
         rows.append((target, "pairperm monte_carlo (C++, K=20k)", t, f"{r.pvalue:.3e}", cp_rel(hits, 20_000, r.pvalue)))
