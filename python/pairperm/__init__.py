@@ -13,6 +13,7 @@ from ._bootstrap import BLEU_COLUMNS, BootstrapTestResult, bootstrap_test
 from ._classic import McNemarResult, SignTestResult, WilcoxonResult, mcnemar_test, sign_test, wilcoxon_test
 from ._compare import CompareResult, compare
 from ._montecarlo import MonteCarloTestResult, monte_carlo_test
+from ._systems import SystemsComparison, compare_systems
 
 __version__ = "0.1.0"
 
@@ -41,4 +42,6 @@ __all__ = [
     "monte_carlo_test",
     "sign_test",
     "wilcoxon_test",
+    "SystemsComparison",
+    "compare_systems",
 ]
