@@ -236,7 +236,7 @@ class SystemsComparison:
         scope = f"each system against {self.baseline}" if self.baseline is not None else "all pairs"
         side = {"two-sided": "two-sided", "greater": "one-sided (A better)", "less": "one-sided (A worse)"}[self.alternative]
         return (f"marks: the system is significantly better than the systems with these marks "
-                f"({side} {test_names}, {scope}, {corr} p <= {self.alpha:g}, {len(self.rows)} comparisons)")
+                f"({side} {test_names}, {scope}, {corr} p <= {self.alpha:g}, {len(self.rows)} comparison{'s' if len(self.rows) != 1 else ''})")
 
     def _report_rows(self) -> tuple[list[str], list[str], list[bool], str]:
         labels = _labels(len(self.names))
@@ -281,27 +281,33 @@ class SystemsComparison:
             if mk:
                 cell += rf"$^{{\mathrm{{{mk}}}}}$"
             lines.append(rf"{lab} & {_latex_escape(name)} & {cell} \\")
-        lines += [r"\bottomrule", r"\end{tabular}",
-                  rf"\caption{{Best value in bold; {_latex_escape(self._caption(tests))}.}}", r"\end{table}"]
+        caption = _latex_escape(self._caption(tests)).replace("p <= ", "$p \\leq$ ")
+        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{Best value in bold; {caption}.}}", r"\end{table}"]
         return "\n".join(lines) + "\n"
 
-    def __repr__(self) -> str:
+    def to_table(self, max_rows: Optional[int] = None) -> str:
+        """Plain-text table of the pairs (the first and last max_rows / 2 when there are more)."""
         head = (f"SystemsComparison(metric={self.metric!r}, systems={len(self.names)}, pairs={len(self.rows)}, "
                 f"alternative={self.alternative!r}, correction={self.correction!r}, alpha={self.alpha:g}"
                 + (f", baseline={self.baseline!r}" if self.baseline is not None else "") + ")")
-        shown = self.rows if len(self.rows) <= 20 else self.rows[:10] + self.rows[-10:]
+        cut = max_rows is not None and len(self.rows) > max_rows
+        half = (max_rows or 0) // 2
+        shown = self.rows[:half] + self.rows[len(self.rows) - half:] if cut else self.rows
         w = max([len("system_a")] + [len(r.system_a) for r in shown] + [len(r.system_b) for r in shown])
         lines = [head, f"  {'system_a':<{w}}  {'system_b':<{w}}  {'metric_a':>10}  {'metric_b':>10}  "
                        f"{'statistic':>11}  {'pvalue':>10}  {'adjusted':>10}  sig  test"]
         for k, r in enumerate(shown):
-            if len(self.rows) > 20 and k == 10:
-                lines.append(f"  ... {len(self.rows) - 20} more pairs ...")
+            if cut and k == half:
+                lines.append(f"  ... {len(self.rows) - 2 * half} more pairs ...")
             lines.append(
                 f"  {r.system_a:<{w}}  {r.system_b:<{w}}  {_fmt(r.metric_a):>10}  {_fmt(r.metric_b):>10}  "
                 f"{_fmt(r.statistic):>11}  {r.pvalue:>10.4g}  {r.pvalue_adjusted:>10.4g}  "
                 f"{'*' if r.significant else ' ':^3}  {r.test}"
             )
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_table(max_rows=20)
 
 
 # ---------------------------------------------------------------- input

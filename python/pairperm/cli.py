@@ -1,4 +1,4 @@
-"""Command-line interface: `pairperm demo` and `pairperm test FILE`."""
+"""Command-line interface: `pairperm demo`, `pairperm test FILE` and `pairperm compare FILE...`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from ._f1 import run_f1_file
 from ._permutation import TEST_METHODS, permutation_test
+from ._systems_cli import add_compare_parser, run_compare
 from ._validation import ALTERNATIVES
 from .datasets import stanza_pos_like
 
@@ -125,6 +126,9 @@ def run_test_file(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pairperm", description="Exact paired-permutation tests for two systems.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"pairperm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="exact vs Monte Carlo on the papers' experiment data (N = 10,000)")
     demo.add_argument("--n", type=int, default=DEMO_N, help=argparse.SUPPRESS)
@@ -140,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
     test.add_argument("--method", choices=[m for m in TEST_METHODS if m != "monte_carlo"], default="auto")
     test.add_argument("--mc", type=int, default=0, metavar="K", help="Monte Carlo with K resamples instead")
+    add_compare_parser(sub)
     return parser
 
 
@@ -148,6 +153,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "demo":
             run_demo(n=args.n)
+        elif args.command == "compare":
+            run_compare(args)
         else:
             delim = "\t" if args.delim in ("tab", "\\t", "\t") else args.delim
             if delim not in (",", "\t"):
