@@ -672,8 +672,11 @@ def compare_systems(
         batch_idx = np.flatnonzero(in_batch)
         if batch_idx.size:
             # "mean" takes real arrays: its integral systems are converted (and range-checked) here.
-            matrix = np.stack([as_int_array(arrays[i], f"system {sys_names[i]!r}", _FUNC) if integral[i]
-                               else np.zeros(len(arrays[0]), np.int64) for i in range(n)])
+            matrix = np.stack([
+                (arrays[i] if arrays[i].dtype == np.int64 else as_int_array(arrays[i], f"system {sys_names[i]!r}", _FUNC))
+                if integral[i] else np.zeros(len(arrays[0]), np.int64)
+                for i in range(n)
+            ])
             rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, n_jobs, executor, prog,
                                statistic, pvalue, test)
         if rest:
