@@ -1,4 +1,4 @@
-"""Side-by-side timing of pairperm's methods against two baselines (issue 3, SPEC §6).
+"""Side-by-side timing of pairperm's methods against two baselines (the papers' runtime experiment).
 
 Baselines implemented here:
   * numpy-mc-K   vectorised NumPy Monte Carlo (Alg. 1), K resamples, blocked bit matrices
@@ -84,9 +84,9 @@ def methods_for(n):
 
 
 def extra_cases():
-    """Benchmarks contributed by the other areas (bench/bench_issue*.py expose cases())."""
+    """Benchmarks contributed by the other areas (bench/cases_*.py expose cases())."""
     out = []
-    for path in sorted(HERE.glob("bench_issue*.py")):
+    for path in sorted(HERE.glob("cases_*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -99,7 +99,7 @@ def main(argv=None):
     ap.add_argument("--max-n", type=int, default=10**7)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--png", type=Path, default=HERE / "figure1.png")
-    ap.add_argument("--no-extra", action="store_true", help="skip the bench_issue*.py cases")
+    ap.add_argument("--no-extra", action="store_true", help="skip the cases_*.py cases")
     args = ap.parse_args(argv)
 
     has_scipy = importlib.util.find_spec("scipy") is not None
@@ -133,7 +133,7 @@ def main(argv=None):
     if not args.no_extra:
         extras = extra_cases()
         if extras:
-            print("\n# other tests (bench/bench_issue*.py), median seconds")
+            print("\n# other tests (bench/cases_*.py), median seconds")
             for label, fn in extras:
                 print(f"{label:<52}{median_seconds(fn, args.repeats):12.3e}")
 

@@ -245,14 +245,14 @@ def test_threads_give_the_same_answer():
 # ---------------------------------------------------------------- errors
 def test_negative_count_names_the_entry():
     a = np.array([[1, 0, 1], [2, 0, 0], [1, -1, 0]])
-    with pytest.raises(ValueError, match=r"negative count in a at entry 2: fp = -1"):
+    with pytest.raises(ValueError, match=r"negative count in x at entry 2: fp = -1"):
         pairperm.f1_test(a, a)
 
 
 def test_inconsistent_gold_names_the_entry():
     a = np.array([[1, 0, 1], [2, 0, 0], [1, 0, 0]])
     b = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 2]])
-    with pytest.raises(ValueError, match=r"inconsistent gold counts at entry 1: tp \+ fn is 2 for a but 1 for b"):
+    with pytest.raises(ValueError, match=r"inconsistent gold counts at entry 1: tp \+ fn is 2 for x but 1 for y"):
         pairperm.precision_test(a, b)
 
 

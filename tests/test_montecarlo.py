@@ -67,8 +67,8 @@ def test_two_dimensional_statistic_matches_numpy_implementation():
 def test_seeded_runs_repeat_and_do_not_depend_on_threads():
     x, y = datasets.stanza_pos_like(500)
     d = x - y
-    r1 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_threads=1)
-    r2 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_threads=2)
+    r1 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_jobs=1)
+    r2 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_jobs=2)
     r3 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=43)
     assert r1 == r2
     assert r1.hits != r3.hits  # another seed draws another stream (equal hits would be a 1-in-~100 fluke)

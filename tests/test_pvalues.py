@@ -1,4 +1,4 @@
-"""p-values of every method against exact integer arithmetic (SPEC §5), including the
+"""p-values of every method against exact integer arithmetic, including the
 grouped engine's tilted tails far below the float64 range."""
 
 from __future__ import annotations

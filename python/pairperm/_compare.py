@@ -7,15 +7,15 @@ paired bootstrap for user-defined metrics.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Union
 
 import numpy as np
 
 from ._bootstrap import bleu_from_sums, f1_from_sums
-from ._results import _fmt
+from ._results import CompareResult
+from ._validation import N_RESAMPLES, Alternative, ArrayLike
 
-__all__ = ["CompareResult", "compare", "METRICS"]
+__all__ = ["compare", "METRICS"]
 
 #: metric name -> (test pairperm runs, why)
 METRICS = {
@@ -35,32 +35,6 @@ METRICS = {
 _INTEGER_SUMS = ("accuracy", "exact_match", "uas", "las", "sum")
 
 
-@dataclass(frozen=True, repr=False)
-class CompareResult:
-    """Result of :func:`compare`: the p-value, which test produced it and why.
-
-    Attributes
-    ----------
-    statistic, pvalue : float
-        Copied from ``result``.
-    test : str
-        Name of the pairperm function that was run.
-    reason : str
-    result : object
-        The full result object of that test.
-    """
-
-    statistic: Any
-    pvalue: float
-    test: str
-    reason: str
-    result: Any
-
-    def __repr__(self) -> str:
-        return (f"CompareResult(statistic={_fmt(self.statistic)}, pvalue={_fmt(self.pvalue)}, "
-                f"test={self.test!r}, reason={self.reason!r})")
-
-
 def _done(result: Any, test: str, reason: str) -> CompareResult:
     return CompareResult(result.statistic, float(result.pvalue), test, reason, result)
 
@@ -72,12 +46,12 @@ def _is_integral(arr: np.ndarray) -> bool:
 
 
 def compare(
-    a: Any,
-    b: Any,
+    x: ArrayLike,
+    y: ArrayLike,
     metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "accuracy",
     *,
-    alternative: str = "two-sided",
-    n_resamples: int = 20_000,
+    alternative: Alternative = "two-sided",
+    n_resamples: int = N_RESAMPLES,
     rng: Any = None,
 ) -> CompareResult:
     """Compare systems A and B on the same entries with the test that fits `metric`.
@@ -99,7 +73,7 @@ def compare(
 
     Parameters
     ----------
-    a, b : array_like
+    x, y : array_like
         Per-entry scores or sufficient statistics of A and B (see the table).
     metric : str or callable
     alternative : {"two-sided", "greater", "less"}
@@ -111,7 +85,9 @@ def compare(
     -------
     CompareResult
     """
-    from . import _bootstrap, _classic, _montecarlo, _permutation
+    from . import _bootstrap, _classic, _f1, _montecarlo, _permutation
+
+    a, b = x, y
 
     func = "compare"
     if callable(metric):
@@ -133,13 +109,8 @@ def compare(
         return _done(r, "permutation_test", "sum of per-entry integer scores: exact paired-permutation test")
 
     if metric in ("f1", "precision", "recall"):
-        import pairperm
-
         name = METRICS[metric]
-        test = getattr(pairperm, name, None)
-        if test is None:
-            raise NotImplementedError(f"{func}: pairperm.{name} is not available in this build")
-        r = test(a, b, alternative=alternative)
+        r = getattr(_f1, name)(a, b, alternative=alternative)
         return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: exact structured permutation test")
 
     if metric == "perplexity":

@@ -1,4 +1,4 @@
-"""Timings of the issue-5 toolbox at N = 10^4, K = 10^4 (pulled into bench/compare.py).
+"""Timings of the resampling and classical tests at N = 10^4, K = 10^4 (pulled into bench/compare.py).
 
 `cases()` returns (label, zero-argument callable) pairs; running this file prints medians.
 """
