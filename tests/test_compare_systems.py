@@ -344,6 +344,15 @@ def test_dataframe_columns_are_read_by_name(pos):
         pairperm.compare_systems(dup)
 
 
+def test_per_system_dataframes_are_read_by_column_name(ner):
+    pd = pytest.importorskip("pandas")
+    frames = {k: pd.DataFrame({"fn": v[:, 2], "tp": v[:, 0], "fp": v[:, 1]}) for k, v in ner.items()}
+    assert pairperm.compare_systems(frames, "f1") == pairperm.compare_systems(ner, "f1")
+    bad = {k: f.rename(columns={"fp": "false_pos"}) for k, f in frames.items()}
+    with pytest.raises(ValueError, match=r"reads columns by name and needs \(tp, fp, fn\)"):
+        pairperm.compare_systems(bad, "precision")
+
+
 def test_array_input_with_names(pos):
     arr = np.stack([pos["s0"], pos["s4"], pos["s1"]])
     res = pairperm.compare_systems(arr, names=["A", "B", "C"])

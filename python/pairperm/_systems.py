@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._bootstrap import bleu_from_sums, f1_from_sums
+from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
 from ._compare import METRICS, _INTEGER_SUMS, _is_integral, compare
 from ._results import _fmt
 from ._validation import apply_vectorised, as_int_array, as_real_array, check_alternative
@@ -379,8 +379,29 @@ def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
     return float(bleu_from_sums(sums))  # bleu
 
 
+def _frame_columns(metric: Any, label: str, frame: Any) -> np.ndarray:
+    """One system's DataFrame of per-entry statistics, its columns taken by name."""
+    cols = [str(c) for c in frame.columns]
+    if metric in ("f1", "precision", "recall"):
+        options = [("tp", "fp", "fn"), ("tp", "errors")] if metric == "f1" else [("tp", "fp", "fn")]
+    elif metric == "bleu":
+        options = [BLEU_COLUMNS]
+    else:
+        options = [tuple(cols)] if len(cols) == 1 else []
+    for want in options:
+        if set(want) <= set(cols):
+            by_name = {str(c): c for c in frame.columns}
+            return np.column_stack([frame[by_name[c]].to_numpy() for c in want]) if len(want) > 1 \
+                else frame[by_name[want[0]]].to_numpy()
+    need = " or ".join("(" + ", ".join(w) + ")" for w in options) or "a single column"
+    raise ValueError(f"{_FUNC}: {label} is a DataFrame with columns {cols}; metric={metric!r} reads columns by "
+                     f"name and needs {need}")
+
+
 def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
     label = f"system {name!r}"
+    if _is_dataframe(raw):
+        raw = _frame_columns(metric, label, raw)
     if callable(metric) or metric in ("mean", "perplexity"):
         arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
         if metric in ("mean", "perplexity") and arr.ndim != 1:
