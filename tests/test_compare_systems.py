@@ -7,6 +7,7 @@ import concurrent.futures as cf
 import itertools
 import json
 import math
+import multiprocessing
 import pickle
 import re
 
@@ -420,7 +421,8 @@ def test_progress_callable_sees_every_pair(pos, ner):
 def test_process_pool_equals_local_run(pos, ner):
     local_acc = pairperm.compare_systems(pos)
     local_f1 = pairperm.compare_systems(ner, "f1", baseline="s0")
-    with cf.ProcessPoolExecutor(max_workers=2) as ex:
+    # spawn: workers start clean (fork with live threads is deprecated) and must unpickle everything
+    with cf.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as ex:
         assert pairperm.compare_systems(pos, executor=ex) == local_acc
         assert pairperm.compare_systems(ner, "f1", baseline="s0", executor=ex) == local_f1
 
