@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Callable
 
 import pairperm
-from timing import median_seconds
 from pairperm import datasets
+from timing import median_seconds
 
 N = 10_000
 K = 20_000

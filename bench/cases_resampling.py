@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 import pairperm
-from timing import median_seconds
 from pairperm import datasets
+from timing import median_seconds
 
 N = 10_000
 K = 10_000

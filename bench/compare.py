@@ -15,6 +15,7 @@ matplotlib is installed (pip install ".[plot]").
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import platform
 import sys
@@ -23,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 import pairperm
-from timing import median_seconds
 from pairperm.datasets import stanza_pos_like
+from timing import median_seconds
 
 HERE = Path(__file__).resolve().parent
 
@@ -41,6 +42,10 @@ def numpy_monte_carlo(x, y, k, seed=0, block=1000):
         hits += int(np.count_nonzero(np.abs(signs @ d) >= t))
     return (1 + hits) / (1 + k)
 
+
+
+def _numpy_mc_case(x, y, k):
+    return lambda: numpy_monte_carlo(x, y, k)
 
 def scipy_fft_tree(x, y):
     """The papers' Alg. 4 with scipy.signal.fftconvolve: two-sided exact p (absolute-accuracy)."""
@@ -78,7 +83,7 @@ def methods_for(n):
         ),
         ("scipy-tree", lambda x, y: lambda: scipy_fft_tree(x, y), 10**5),
     ] + [
-        (f"numpy-mc-{k // 1000}k", (lambda k: lambda x, y: lambda: numpy_monte_carlo(x, y, k))(k), 10**4)
+        (f"numpy-mc-{k // 1000}k", functools.partial(_numpy_mc_case, k=k), 10**4)
         for k in (5_000, 10_000, 20_000, 40_000)
     ]
 

@@ -150,3 +150,18 @@ def test_bad_input():
         pairperm.bootstrap_test([1.0, 2.0], [2.0], "mean")
     with pytest.raises(ValueError, match="shape"):
         pairperm.bootstrap_test([1.0, 2.0], [2.0, 1.0], lambda s: s[:1])
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_identical_systems_give_p_one(alternative):
+    a = np.random.default_rng(0).normal(size=200)
+    r = pairperm.bootstrap_test(a, a, n_resamples=500, rng=0, alternative=alternative)
+    assert r.statistic == 0 and r.pvalue == 1.0
+
+
+def test_bootstrap_pvalue_is_never_zero():
+    a = np.ones(50)
+    b = np.zeros(50)
+    # Every resample has delta_i = delta = 1 < 2 delta: no hit, and p = 1 / (1 + K), not 0.
+    r = pairperm.bootstrap_test(a, b, n_resamples=200, rng=0, alternative="greater")
+    assert r.pvalue == 1 / 201

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import pairperm
 from pairperm import _runner
-from fractions import Fraction
-
 from reference import brute_force_counts, exact_pvalue, rel_err
 
 

@@ -124,3 +124,16 @@ def test_core_maps_cpp_exceptions():
         _core._raise_for_test("bad_alloc")
     with pytest.raises(ValueError):
         _core._raise_for_test("invalid_argument")
+
+
+def test_masked_entries_are_refused():
+    x = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])
+    with pytest.raises(ValueError, match="masked"):
+        pairperm.permutation_test(x, [0, 0, 0])
+    # An unmasked masked array is just its data.
+    assert pairperm.permutation_test(np.ma.masked_array([1, 2, 3]), [0, 0, 0]).pvalue == pytest.approx(0.25, rel=1e-12)
+
+
+def test_n_resamples_beyond_exact_counting_is_refused():
+    with pytest.raises(ValueError, match="n_resamples"):
+        pairperm.monte_carlo_test([1], [0], n_resamples=2**70)

@@ -19,8 +19,8 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 import pairperm  # noqa: E402
-from pairperm.datasets import stanza_pos_like  # noqa: E402
 from pairperm import _plot  # noqa: E402
+from pairperm.datasets import stanza_pos_like  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

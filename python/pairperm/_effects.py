@@ -34,12 +34,12 @@ class LocalEffects:
     _paired: bool
 
     @classmethod
-    def paired(cls, x: np.ndarray, y: np.ndarray) -> "LocalEffects":
+    def paired(cls, x: np.ndarray, y: np.ndarray) -> LocalEffects:
         """Scores of two systems, validated int64 (N,): the local effects of T = sum(x) - sum(y)."""
         return cls(_core.summarize_paired(x, y), x, y, True)
 
     @classmethod
-    def from_arrays(cls, stay: np.ndarray, swap: np.ndarray) -> "LocalEffects":
+    def from_arrays(cls, stay: np.ndarray, swap: np.ndarray) -> LocalEffects:
         """Validated int64 stay and swap of equal shape (N,) or (N, m)."""
         if stay.ndim == 1:
             return cls(_core.summarize(stay, swap), stay, swap, False)
@@ -47,7 +47,7 @@ class LocalEffects:
 
     @classmethod
     def read(cls, stay: Any, swap: Any, func: str, *, ndim: Union[int, tuple] = 1,
-             names: tuple[str, str] = ("stay", "swap")) -> "LocalEffects":
+             names: tuple[str, str] = ("stay", "swap")) -> LocalEffects:
         """Validate user input (integers, equal shapes) and summarise it."""
         stay_a = as_int_array(stay, names[0], func, ndim=ndim)
         swap_a = as_int_array(swap, names[1], func, ndim=ndim)
@@ -107,7 +107,7 @@ class LocalEffects:
         """Multiply-adds of the DP (Alg. 3) over the full support: N x box size."""
         return float(self.n_varying) * float(np.prod(self.span()))
 
-    def recipe(self, engine: str) -> "NullRecipe":
+    def recipe(self, engine: str) -> NullRecipe:
         """What it takes to rebuild the null distribution with `engine`: a few numbers per group."""
         s = self.summary
         if self.one_d:
@@ -126,10 +126,10 @@ class LocalEffects:
                 off, pmf, tm = _core.convolve_fft(self.stay, self.swap)
             return Distribution(off, pmf, tm, engine)
         if engine == "auto":
-            off, pmf, tm = _core.grouped_distribution_multi(self.summary)
+            offs, pmf, tm = _core.grouped_distribution_multi(self.summary)
         else:
-            off, pmf, tm = _core.convolve_dp_multi(self.stay, self.swap)
-        return MultiDistribution(off, pmf, tm, engine)
+            offs, pmf, tm = _core.convolve_dp_multi(self.stay, self.swap)
+        return MultiDistribution(offs, pmf, tm, engine)
 
 
 @dataclass(frozen=True)
@@ -144,8 +144,8 @@ class NullRecipe:
     engine: str
 
     def build(self) -> Union[Distribution, MultiDistribution]:
-        one_d = isinstance(self.lo, int)
-        m = 1 if one_d else len(self.lo)
+        one_d = not isinstance(self.lo, tuple)
+        m = len(self.lo) if isinstance(self.lo, tuple) else 1
         n = sum(c for _, c in self.groups)
         stay = np.zeros((n, m), dtype=np.int64)
         swap = np.zeros((n, m), dtype=np.int64)
@@ -157,7 +157,8 @@ class NullRecipe:
             stay, swap = stay[:, 0].copy(), swap[:, 0].copy()
         d = LocalEffects.from_arrays(stay, swap).distribution(self.engine)
         # The groups were laid out from 0; lo shifts the whole law (added exactly, as Python ints).
-        if one_d:
+        if isinstance(d, Distribution) and isinstance(self.lo, int):
             return Distribution(d.offset + self.lo, d.pmf, d.truncated_mass, d.method)
-        offset = tuple(o + lo for o, lo in zip(d.offset, self.lo))  # type: ignore[union-attr]
+        assert isinstance(d, MultiDistribution) and isinstance(self.lo, tuple)
+        offset = tuple(o + lo for o, lo in zip(d.offset, self.lo))
         return MultiDistribution(offset, d.pmf, d.truncated_mass, d.method)

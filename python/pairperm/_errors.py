@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from types import FrameType
+from typing import Optional
 
 from . import _core
 
@@ -28,7 +30,7 @@ def warn_caller(message: str, category: type[Warning] = PrecisionWarning) -> Non
     Keep `message` free of per-call numbers: Python's default filter shows a warning once
     per (message, line), so a constant text is shown once per calling line.
     """
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     level = 1
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
         frame = frame.f_back

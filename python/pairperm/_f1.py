@@ -337,8 +337,9 @@ def read_f1_file(path: Any, delim: Optional[str] = None) -> tuple[np.ndarray, np
     return np.ascontiguousarray(arr[:, :2]), np.ascontiguousarray(arr[:, 2:])
 
 
-def run_f1_file(path: Any, delim: Optional[str] = None, *, alternative: str = "two-sided", method: str = "auto",
-                n_resamples: int = 20_000, rng: Any = None) -> list[str]:
+def run_f1_file(path: Any, delim: Optional[str] = None, *, alternative: Alternative = "two-sided",
+                method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", n_resamples: int = N_RESAMPLES,
+                rng: Any = None) -> list[str]:
     """``pairperm test FILE --metric f1``: read :func:`read_f1_file`'s format, run :func:`f1_test`,
     and return the lines to print."""
     a, b = read_f1_file(path, delim)

@@ -120,7 +120,7 @@ def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: 
             ax.fill_between(values, probs, where=reject, step="mid", color="C3", alpha=0.6, linewidth=0)
 
     if observed is not None:
-        label = f"rejection region, {_fmt_p(pvalue, log_pvalue)} ({alternative})"
+        label: Optional[str] = f"rejection region, {_fmt_p(float(pvalue or 0.0), log_pvalue)} ({alternative})"
         for start, stop in _regions(observed, twice_mean, alternative, lo_edge, hi_edge):
             ax.axvspan(start, stop, color="C3", alpha=0.12, label=label)
             label = None  # one legend entry for both tails

@@ -9,7 +9,7 @@ route that needs no distribution at all (the grouped engine with exponential til
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 
@@ -48,6 +48,7 @@ class SumStatistic:
         return float(p), float(log_p)
 
     def from_distribution(self, dist: Dist, alternative: str) -> float:
+        assert isinstance(dist, Distribution)
         p, _ = _core.pvalue_from_distribution(dist.offset, dist.pmf, self.value, self._twice_mean, alternative)
         return float(p)
 
@@ -59,9 +60,9 @@ class RatioStatistic:
     """A difference of two ratios of affine functions of S (F-beta, precision, recall),
     compared by exact integer cross-multiplication in the core."""
 
-    def __init__(self, value: float, core_args: tuple, *, increasing_in_s: bool, summary: Any) -> None:
+    def __init__(self, value: float, core_args: Any, *, increasing_in_s: bool, summary: Any) -> None:
         self.value = value
-        self._args = core_args
+        self._args: Any = core_args
         # Recall's difference is increasing in its 1-D S: the grouped engine's tails apply.
         self._increasing = increasing_in_s
         self._summary = summary

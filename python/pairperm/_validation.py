@@ -48,14 +48,14 @@ MAX_RESAMPLES = 2**53 - 2
 def check_n_resamples(n_resamples: Any, func: str = "") -> int:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral):
         raise ValueError(f"{_prefix(func)}n_resamples must be a positive integer; got {n_resamples!r}")
-    if not 1 <= n_resamples <= MAX_RESAMPLES:
+    if not 1 <= int(n_resamples) <= MAX_RESAMPLES:
         raise ValueError(f"{_prefix(func)}n_resamples must be between 1 and 2**53 - 2; got {n_resamples}")
     return int(n_resamples)
 
 
 def check_rtol(rtol: Any, func: str) -> float:
     """Relative tolerance for ties of float statistics: a finite number in [0, 1)."""
-    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not (math.isfinite(rtol) and 0 <= rtol < 1):
+    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not (math.isfinite(rtol) and 0 <= float(rtol) < 1):
         raise ValueError(f"{func}: rtol must be a finite number in [0, 1); got {rtol!r}")
     return float(rtol)
 
@@ -73,7 +73,7 @@ def check_probability(value: Any, name: str, func: str, *, optional: bool = Fals
     """A number strictly between 0 and 1 (alpha, confidence_level)."""
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
         raise ValueError(f"{func}: {name} must be a number in (0, 1){' or None' if optional else ''}; got {value!r}")
     return float(value)
 
@@ -131,7 +131,9 @@ def _check_magnitude(arr: np.ndarray, name: str, func: str) -> None:
             raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
 
 
-def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT) -> np.ndarray:
+def as_int_array(
+    values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT
+) -> np.ndarray:
     """Validate integer-valued data and return it as a C-contiguous int64 array (never a view we write to)."""
     arr = _read(values, name, func, ndim)
     kind = arr.dtype.kind

@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -67,7 +67,8 @@ def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RES
     x, y = stanza_pos_like(n, seed)
     print(
         f"pairperm demo: two POS taggers on {n:,} synthetic sentences (the papers' experiment, seed {seed})\n"
-        f"  correct tokens: A = {int(x.sum()):,}, B = {int(y.sum()):,}, statistic T = sum(x) - sum(y) = {int(x.sum() - y.sum()):,}\n",
+        f"  correct tokens: A = {int(x.sum()):,}, B = {int(y.sum()):,}, "
+        f"statistic T = sum(x) - sum(y) = {int(x.sum() - y.sum()):,}\n",
         file=out,
     )
     print(f"  {'method':<28} {'p-value (two-sided)':>22} {'time':>12}", file=out)
@@ -127,7 +128,7 @@ def read_accuracy_file(path: Path, delim: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_test_file(
-    path: Path, delim: str, alternative: str, method: str, mc: Optional[int], out=None, metric: str = "acc",
+    path: Path, delim: str, alternative: Any, method: Any, mc: Optional[int], out=None, metric: str = "acc",
     plot: Optional[Path] = None,
 ) -> None:
     out = out or sys.stdout
