@@ -21,6 +21,7 @@ import pairperm
 from pairperm import datasets
 from timing import median_seconds
 
+
 # CPU seconds of this process (all its threads) per call: on a shared machine wall time swings
 # with other load, the work done does not.
 def cpu_seconds(fn, repeats: int) -> float:
@@ -55,8 +56,8 @@ def main() -> None:
     ap.add_argument("--no-f1", action="store_true")
     args = ap.parse_args()
     r = args.repeats
-    print(f"# pairperm {pairperm.__version__}, Python {platform.python_version()}, NumPy {np.__version__}, "
-          f"{os.cpu_count()} cores; median of {r} runs after a warm-up, seconds")
+    print(f"# compare_systems benchmark: pairperm {pairperm.__version__}, Python {platform.python_version()}, "
+          f"NumPy {np.__version__}, {os.cpu_count()} cores; median of {r} runs after a warm-up, seconds")
     print(f"# load average at start: {os.getloadavg()[0]:.1f} (other processes share these cores)")
 
     x, y = datasets.stanza_pos_like(N)

@@ -25,9 +25,9 @@ import numpy as np
 
 from . import _core
 from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
-from ._compare import METRICS, _INTEGER_SUMS, _is_integral, compare
+from ._compare import _INTEGER_SUMS, METRICS, _is_integral, compare
 from ._results import _fmt
-from ._validation import apply_vectorised, as_int_array, as_real_array, check_alternative
+from ._validation import Alternative, apply_vectorised, as_int_array, as_real_array, check_alternative
 
 __all__ = ["CORRECTIONS", "SystemPair", "SystemsComparison", "compare_systems", "multipletests"]
 
@@ -205,7 +205,7 @@ class SystemsComparison:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "SystemsComparison":
+    def from_dict(cls, d: Mapping) -> SystemsComparison:
         systems = d["systems"]
         return cls(
             names=tuple(s["name"] for s in systems),
@@ -219,7 +219,7 @@ class SystemsComparison:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> "SystemsComparison":
+    def from_json(cls, text: str) -> SystemsComparison:
         return cls.from_dict(json.loads(text))
 
     def to_frame(self) -> Any:
@@ -235,8 +235,9 @@ class SystemsComparison:
                 "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted"}[self.correction]
         scope = f"each system against {self.baseline}" if self.baseline is not None else "all pairs"
         side = {"two-sided": "two-sided", "greater": "one-sided (A better)", "less": "one-sided (A worse)"}[self.alternative]
+        n = len(self.rows)
         return (f"marks: the system is significantly better than the systems with these marks "
-                f"({side} {test_names}, {scope}, {corr} p <= {self.alpha:g}, {len(self.rows)} comparison{'s' if len(self.rows) != 1 else ''})")
+                f"({side} {test_names}, {scope}, {corr} p <= {self.alpha:g}, {n} comparison{'s' if n != 1 else ''})")
 
     def _report_rows(self) -> tuple[list[str], list[str], list[bool], str]:
         labels = _labels(len(self.names))
@@ -245,7 +246,7 @@ class SystemsComparison:
         sep = "" if all(len(s) == 1 for s in labels) else ","
         finite = [v for v in self.metric_values if isinstance(v, (int, float)) and math.isfinite(v)]
         best = (min(finite) if self.metric in _LOWER_IS_BETTER else max(finite)) if finite else None
-        marks = [sep.join(sorted((label_of[l] for l in wins[n]), key=lambda s: (len(s), s))) for n in self.names]
+        marks = [sep.join(sorted((label_of[loser] for loser in wins[n]), key=lambda s: (len(s), s))) for n in self.names]
         tests = sorted({r.test for r in self.rows})
         return labels, marks, [best is not None and v == best for v in self.metric_values], " / ".join(tests) or "no test"
 
@@ -382,6 +383,7 @@ def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
 def _frame_columns(metric: Any, label: str, frame: Any) -> np.ndarray:
     """One system's DataFrame of per-entry statistics, its columns taken by name."""
     cols = [str(c) for c in frame.columns]
+    options: list[tuple[str, ...]]
     if metric in ("f1", "precision", "recall"):
         options = [("tp", "fp", "fn"), ("tp", "errors")] if metric == "f1" else [("tp", "fp", "fn")]
     elif metric == "bleu":
@@ -434,7 +436,7 @@ def _plain(v: Any) -> Union[int, float]:
     return float(v)
 
 
-def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: str, options: dict) -> list:
+def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternative, options: dict) -> list:
     """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, test) tuples."""
     out = []
     for k, i, j, seed in tasks:
@@ -553,7 +555,7 @@ def _tiles(pairs: np.ndarray, n_systems: int, n_chunks: int) -> list[np.ndarray]
     return [t for t in np.split(order, bounds) if t.size]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compare_options() -> frozenset:
     params = inspect.signature(compare).parameters.values()
     return frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "alternative")
@@ -575,7 +577,7 @@ def compare_systems(
     metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "accuracy",
     *,
     baseline: Optional[str] = None,
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
     correction: Optional[str] = "holm",
     alpha: float = 0.05,
     n_jobs: Optional[int] = None,
@@ -725,7 +727,7 @@ def compare_systems(
     )
 
 
-def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: str,
+def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: Alternative,
                n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
                statistic: list, pvalue: np.ndarray, test: list) -> list:
     """Exact p-values of the integer-sum pairs `idx`; returns the pairs to rerun singly."""
@@ -767,7 +769,7 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
     return redo
 
 
-def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternative: str, options: dict,
+def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative, options: dict,
                root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
                statistic: list, pvalue: np.ndarray, test: list) -> None:
     """compare() on each pair in `idx` (thread pool here, or chunks on the executor)."""
