@@ -614,7 +614,8 @@ def compare_systems(
         task may use (default 1: the executor supplies the parallelism).
     executor : concurrent.futures.Executor, optional
         Runs the pairs elsewhere (a ProcessPoolExecutor, a dask ``Client.get_executor()``, ...)
-        in chunks; the results are identical to the local run.
+        in chunks of pairs, each shipping only the systems it needs; the results are identical
+        to the local run. A callable `metric` must then pickle (a module-level function).
     progress : None, bool or callable
         ``callable(done, total)`` is called as pairs finish. None (default) shows a bar on a
         terminal's stderr once a run has taken more than ~2 s (tqdm if installed); False never
