@@ -459,3 +459,17 @@ def test_chunks_ship_each_system_once_per_chunk(pos):
     assert shipped < len(res.rows)  # fewer systems shipped than pairs computed
     for matrix, pairs, *_ in ex.calls:
         assert len(np.unique(pairs)) == len(matrix)  # only the systems the chunk needs
+
+
+def test_optional_packages_are_not_imported_unless_used():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pairperm\n"
+        "r = pairperm.compare_systems({'a': [1, 0, 1, 1], 'b': [0, 0, 1, 0], 'c': [3, 1, 2, 1]})\n"
+        "r.to_json(); r.to_markdown(); r.to_latex(); repr(r); r.pvalue_matrix()\n"
+        "print(sorted(m for m in ('pandas', 'dask', 'distributed', 'tqdm', 'statsmodels') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
