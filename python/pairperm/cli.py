@@ -14,6 +14,7 @@ from ._f1 import run_f1_file
 from ._permutation import TEST_METHODS, permutation_test
 from ._systems_cli import add_compare_parser, run_compare
 from ._validation import ALTERNATIVES
+from ._version import __version__
 from .datasets import stanza_pos_like
 
 DEMO_N = 10_000
@@ -162,8 +163,6 @@ def run_test_file(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pairperm", description="Exact paired-permutation tests for two systems.")
-    from . import __version__
-
     parser.add_argument("--version", action="version", version=f"pairperm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="exact vs Monte Carlo on the papers' experiment data (N = 10,000)")
