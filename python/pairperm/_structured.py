@@ -172,7 +172,7 @@ def structured_test(
             q = _callable_pvalue(statistic, h_obs, d, pts, d.pmf.ravel(), alternative, rtol, func)
             return q, (math.log(q) if q > 0 else -math.inf), d
 
-        box = np.abs(swap_a - stay_a).reshape(len(stay_a), -1).sum(axis=0).astype(float) + 1
+        box = np.abs(swap_a - stay_a).reshape(len(stay_a), -1 if len(stay_a) else 1).sum(axis=0).astype(float) + 1
         p, log_p, bound, redo = resolve_small_pvalue(p, len(stay_a) * float(np.prod(box)), exact, func)
         if redo is not None:
             dist = redo[2]
