@@ -96,6 +96,23 @@ def test_permutation_test_every_method_and_alternative_matches_brute_force(xy):
                 assert abs(r.log_pvalue - log_fraction(exact)) <= 1e-9
 
 
+@given(xy=paired_scores(lo=-10**15, hi=10**15))
+@example(xy=(np.array([10**15, 3, -10**15, 7]), np.array([-10**15, 3, 10**15, 1])))
+def test_permutation_test_auto_wide_values_match_brute_force(xy):
+    """Large, unrelated |x - y| (the grouped window is infeasible; few entries vary)."""
+    x, y = xy
+    d = [int(v) for v in x - y]
+    counts = brute_force_counts(d, [-v for v in d])
+    for alternative in ALTERNATIVES:
+        exact = pvalue_from_counts(counts, sum(d), alternative, 0)
+        r = pairperm.permutation_test(x, y, alternative=alternative)
+        assert r.statistic == sum(d)
+        assert_pvalue(r.pvalue, exact, "auto")
+        assert abs(r.log_pvalue - log_fraction(exact)) <= 1e-9
+        s = pairperm.structured_test(x - y, y - x, alternative=alternative)
+        assert (s.statistic, s.pvalue) == (r.statistic, r.pvalue)
+
+
 @given(xy=paired_scores())
 def test_permutation_test_swapping_the_systems(xy):
     x, y = xy
