@@ -134,8 +134,8 @@ def test_unequal_lengths_name_the_files(tmp_path, capsys):
     [
         ({"a.txt": "1\n2\n"}, [], "one file holds one system"),
         ({"t.tsv": "1\t2\n3\t4\n"}, [], "needs a header row"),
-        ({"a.txt": "1\nx\n", "b.txt": "1\n2\n"}, [], r"a.txt:2: expected numbers"),
-        ({"a.txt": "1\n3\n", "b.txt": "1\n3\n"}, ["--metric", "f1"], "needs 2 or 3 number"),
+        ({"a.txt": "1\nx\n", "b.txt": "1\n2\n"}, [], r"a.txt:2: expected 1 number"),
+        ({"a.txt": "1\n3\n", "b.txt": "1\n3\n"}, ["--metric", "f1"], "expected 2 or 3 number"),
         ({"a.txt": "1\n2\n", "b.txt": "1\n2\n"}, ["--baseline", "zz"], "baseline 'zz'"),
         ({"a.txt": "1\n2\n", "b.txt": "1\n2\n"}, ["--alpha", "2"], "alpha"),
         ({"a.txt": "1\n2\n"}, ["MISSING"], "cannot read file"),

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _core
 from ._effects import LocalEffects
+from ._files import read_table, read_text
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
 from ._statistics import RatioStatistic
@@ -291,15 +292,17 @@ recall_test.__doc__ = (
 )
 
 
-def read_f1_file(path: Any, delim: Optional[str] = None) -> tuple[np.ndarray, np.ndarray]:
+def read_f1_file(path: Any, delim: Optional[str] = None, stdin: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Read the reference implementation's F1 format: one entry per line, four integers
     ``tp_A incorrect_A tp_B incorrect_B``.
 
     Parameters
     ----------
     path : str or path-like
+        ``"-"`` reads standard input.
     delim : None, "," or "\\t" (also "tab")
-        ``None`` splits on any whitespace. Blank lines are skipped.
+        ``None`` splits on commas, tabs, semicolons or white space. Blank lines are skipped,
+        and so is a header row; a UTF-8 byte-order mark is allowed.
 
     Returns
     -------
@@ -314,26 +317,14 @@ def read_f1_file(path: Any, delim: Optional[str] = None) -> tuple[np.ndarray, np
     if delim == "tab":
         delim = "\t"
     if delim not in (None, ",", "\t"):
-        raise ValueError(f"delim must be None (whitespace), ',' or '\\t'; got {delim!r}")
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            fields = [f.strip() for f in (line.split(delim) if delim else line.split())]
-            if len(fields) != 4:
-                raise ValueError(
-                    f"{path}:{lineno}: expected 4 integers (tp and incorrect of A, then of B), got {len(fields)} "
-                    f"field(s): {line.strip()!r}"
-                )
-            try:
-                vals = [int(f) for f in fields]
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: expected 4 integers, got {line.strip()!r}") from None
-            if min(vals) < 0:
-                raise ValueError(f"{path}:{lineno}: counts must be non-negative, got {line.strip()!r}")
-            rows.append(vals)
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        raise ValueError(f"delim must be None (any of , tab ; or white space), ',' or '\\t'; got {delim!r}")
+    name = str(path)
+    _, arr, lines = read_table(name, read_text(name, stdin), widths=(4,), delim=delim,
+                               what="integers (tp and incorrect of A, then of B)")
+    if arr.dtype.kind != "i" or (arr < 0).any():
+        bad = int(np.argmax(((arr != np.floor(arr)) | (arr < 0)).any(axis=1)))
+        raise ValueError(f"{name}:{lines[bad]}: counts must be non-negative integers; got {arr[bad].tolist()}")
+    arr = arr.reshape(-1, 4)
     return np.ascontiguousarray(arr[:, :2]), np.ascontiguousarray(arr[:, 2:])
 
 
