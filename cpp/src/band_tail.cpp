@@ -130,7 +130,9 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
     std::size_t L = 0;
     double best = INFINITY;
     for (double F : {4.0, 8.0, 16.0, 32.0}) {
-        const auto Lf = detail::good_fft_size(static_cast<std::size_t>(F * kmax) + 8);
+        // Even, so that the cells [w_l, w_{l+1}], l < L/2, cover all of [0, pi].
+        auto Lf = detail::good_fft_size(static_cast<std::size_t>(F * kmax) + 8);
+        while (Lf % 2 != 0) Lf = detail::good_fft_size(Lf + 1);
         const double hf = two_pi / static_cast<double>(Lf);
         const double nodes_est = Md / M_PI * std::sqrt(2.0 * (threshold + V * hf * hf / 8.0) / V) + 1.0;
         const double cost = 3.0 * static_cast<double>(Lf) * std::log2(static_cast<double>(Lf)) +
