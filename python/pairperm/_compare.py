@@ -157,8 +157,9 @@ def compare(
         "monte_carlo" (0/1 scores go to :func:`mcnemar_test` under "auto" only; any other
         method runs the identical :func:`permutation_test`). "f1", "precision", "recall":
         "auto", "exact", "dp", "monte_carlo". "perplexity": :func:`wilcoxon_test`'s "auto"
-        (exact engine when cheap, else the certified band-limited inversion, ~0.25 s at
-        N = 10^5), "exact" (exact engine, ~20 s at N = 10^4), "monte_carlo". "macro_f1",
+        (exact engine when cheap, else the certified band-limited inversion, ~0.3 s at
+        N = 10^5), "exact" (the exact engine; refused above a few thousand distinct ranks),
+        "monte_carlo". "macro_f1",
         "bleu", real-valued "mean" and callables have one method: only "auto".
 
     Returns
