@@ -37,11 +37,11 @@ def main() -> None:
     for n in (50, 500, 5_000, 10_000, 100_000):
         d = rng.normal(size=n) + 3.0 / np.sqrt(n)
         reps = 3 if n <= 10_000 else 5
-        t_auto, auto = median_time(lambda: pairperm.wilcoxon_test(d), reps)
-        t_scipy, _ = median_time(lambda: scipy.stats.wilcoxon(d), reps)
+        t_auto, auto = median_time(lambda d=d: pairperm.wilcoxon_test(d), reps)
+        t_scipy, _ = median_time(lambda d=d: scipy.stats.wilcoxon(d), reps)
         if n <= args.max_exact:
             # The exact engine itself: wilcoxon_test(method="exact") refuses above its cost guard.
-            def exact_engine():
+            def exact_engine(d=d):
                 effect, _, _ = _signed_ranks(d, np.zeros_like(d), "wilcox")
                 return _core.grouped_pvalue(_sign_flip_effects(effect).summary, "two-sided")[0]
 

@@ -37,7 +37,7 @@ def _only_auto(method: str, what: str) -> None:
 
 
 def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-                 method: str = "auto") -> CompareResult:
+                 method: Any = "auto") -> CompareResult:
     xa, ya = np.asarray(x), np.asarray(y)
     if metric == "mean" and not (_is_integral(xa) and _is_integral(ya)):
         _only_auto(method, "the paired bootstrap of real-valued means")
@@ -53,14 +53,14 @@ def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int
 
 
 def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-           method: str = "auto") -> CompareResult:
+           method: Any = "auto") -> CompareResult:
     name = f"{metric}_test"
     r = getattr(_f1, name)(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
     return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: exact structured permutation test")
 
 
 def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-                method: str = "auto") -> CompareResult:
+                method: Any = "auto") -> CompareResult:
     # Lower perplexity is better, so "A better" (greater) means A's values are smaller.
     flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
     r = _classic.wilcoxon_test(x, y, alternative=flipped, method=method, n_resamples=n_resamples, rng=rng)
@@ -69,7 +69,7 @@ def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int,
 
 
 def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-            method: str = "auto") -> CompareResult:
+            method: Any = "auto") -> CompareResult:
     """macro-F1 / BLEU of summed integer statistics: swapping an entry swaps its two rows of
     statistics, so the local effects are (x_n, y_n) and (y_n, x_n)."""
     func = "compare"
@@ -97,7 +97,7 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
 
 
 def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any,
-              method: str = "auto") -> CompareResult:
+              method: Any = "auto") -> CompareResult:
     _only_auto(method, "a user-defined metric (paired bootstrap)")
     r = _bootstrap.bootstrap_test(x, y, metric, n_resamples=n_resamples, rng=rng, alternative=alternative)
     return _done(r, "bootstrap_test", "user-defined metric of summed statistics: paired bootstrap (no exact test)")
