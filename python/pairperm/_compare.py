@@ -33,39 +33,53 @@ def _is_integral(arr: np.ndarray) -> bool:
     return arr.dtype.kind == "f" and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.floor(arr)))
 
 
-def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+def _only_auto(method: str, what: str) -> None:
+    if method != "auto":
+        raise ValueError(f"compare: {what} has a single method; method must be 'auto', got {method!r}")
+
+
+def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
+                 method: Any = "auto") -> CompareResult:
     xa, ya = np.asarray(x), np.asarray(y)
     if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
-        r: Any = _permutation.permutation_test(x, y, alternative=alternative, n_resamples=n_resamples, rng=rng)
-        how = "exact (meet in the middle)" if r.engine == "meet_in_the_middle" else "tilted importance sampling"
+        r: Any = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples,
+                                               rng=rng)
+        how = {"meet_in_the_middle": "exact (meet in the middle)", "saddlepoint_is": "tilted importance sampling",
+               "monte_carlo": "Monte Carlo"}[r.engine]
         return _done(r, "permutation_test", f"real-valued per-entry scores ({metric}): paired-permutation test of the "
                                             f"mean difference, {how}")
-    if xa.ndim == 1 and ya.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya)):
+    # McNemar is the exact permutation test on 0/1 scores: other methods go to permutation_test.
+    if method == "auto" and xa.ndim == 1 and ya.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya)):
         r = _classic.mcnemar_test(x, y, alternative=alternative)
         return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
                                         "(identical to the exact permutation test on 0/1 scores)")
-    r = _permutation.permutation_test(x, y, alternative=alternative)
-    return _done(r, "permutation_test", "sum of per-entry integer scores: exact paired-permutation test")
+    r = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
+    how = "Monte Carlo paired-permutation test" if r.engine == "monte_carlo" else "exact paired-permutation test"
+    return _done(r, "permutation_test", f"sum of per-entry integer scores: {how}")
 
 
-def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
+           method: Any = "auto") -> CompareResult:
     name = f"{metric}_test"
-    r = getattr(_f1, name)(x, y, alternative=alternative)
+    r = getattr(_f1, name)(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
     return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: exact structured permutation test")
 
 
-def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
+                method: Any = "auto") -> CompareResult:
     # Lower perplexity is better, so "A better" (greater) means A's values are smaller.
     flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
-    r = _classic.wilcoxon_test(x, y, alternative=flipped)
-    return _done(r, "wilcoxon_test", "real-valued per-entry scores such as perplexity: exact Wilcoxon "
-                                     "signed-rank test (Dror & Reichart)")
+    r = _classic.wilcoxon_test(x, y, alternative=flipped, method=method, n_resamples=n_resamples, rng=rng)
+    return _done(r, "wilcoxon_test", "real-valued per-entry scores such as perplexity: Wilcoxon signed-rank test "
+                                     f"(Dror & Reichart), method {r.method!r}")
 
 
-def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
+            method: Any = "auto") -> CompareResult:
     """macro-F1 / BLEU of summed integer statistics: swapping an entry swaps its two rows of
     statistics, so the local effects are (x_n, y_n) and (y_n, x_n)."""
     func = "compare"
+    _only_auto(method, f"metric={metric!r} (Monte Carlo permutation)")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
     xa = as_int_array(x, "x", func, ndim=(2, 3), hint=hint)
     ya = as_int_array(y, "y", func, ndim=(2, 3), hint=hint)
@@ -88,7 +102,9 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
                                         "engine: Monte Carlo paired permutation (approximate randomisation)")
 
 
-def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any,
+              method: Any = "auto") -> CompareResult:
+    _only_auto(method, "a user-defined metric (paired bootstrap)")
     r = _bootstrap.bootstrap_test(x, y, metric, n_resamples=n_resamples, rng=rng, alternative=alternative)
     return _done(r, "bootstrap_test", "user-defined metric of summed statistics: paired bootstrap (no exact test)")
 
@@ -115,6 +131,7 @@ def compare(
     alternative: Alternative = "two-sided",
     n_resamples: int = N_RESAMPLES,
     rng: Any = None,
+    method: str = "auto",
 ) -> CompareResult:
     """Compare systems A and B on the same entries with the test that fits `metric`.
 
@@ -125,8 +142,8 @@ def compare(
       ``precision_test``, ``recall_test``; exact structured tests.
     - ``"macro_f1"`` ((N, C, 3)), ``"bleu"`` ((N, 10)): :func:`monte_carlo_test`; no exact
       engine, approximate randomisation of summed statistics.
-    - ``"perplexity"`` (real, (N,)): :func:`wilcoxon_test`, exact (Dror & Reichart's
-      recommendation); lower is better.
+    - ``"perplexity"`` (real, (N,)): :func:`wilcoxon_test` (Dror & Reichart's
+      recommendation), exact or with a certified error bound; lower is better.
     - ``"mean"`` and the per-entry real-valued metrics ``"comet"``, ``"bleurt"``,
       ``"chrf"``, ``"sentence_bleu"``, ``"ndcg"``, ``"ap"``, ``"rr"``, ``"rouge"``,
       ``"judge"`` ((N,) floats, higher is better): :func:`permutation_test` on the real
@@ -145,6 +162,16 @@ def compare(
         Passed on ("greater": A is better).
     n_resamples, rng :
         For the Monte Carlo and bootstrap routes.
+    method : str
+        Passed to the test that runs; "auto" everywhere picks as that test does.
+        Integer sums: :func:`permutation_test`'s "auto", "exact", "dp", "fft",
+        "monte_carlo" (0/1 scores go to :func:`mcnemar_test` under "auto" only; any other
+        method runs the identical :func:`permutation_test`). "f1", "precision", "recall":
+        "auto", "exact", "dp", "monte_carlo". "perplexity": :func:`wilcoxon_test`'s "auto"
+        (exact engine when cheap, else the certified band-limited inversion, ~0.3 s at
+        N = 10^5), "exact" (the exact engine; refused above a few thousand distinct ranks),
+        "monte_carlo". Real-valued means: :func:`permutation_test`'s "auto", "exact",
+        "monte_carlo". "macro_f1", "bleu" and callables have one method: only "auto".
 
     Returns
     -------
@@ -154,7 +181,7 @@ def compare(
     func = "compare"
     check_alternative(alternative, func)
     if callable(metric):
-        return _callable(x, y, metric, alternative, n_resamples, rng)
+        return _callable(x, y, metric, alternative, n_resamples, rng, method)
     if not isinstance(metric, str) or metric not in _ROUTES:
         raise ValueError(f"{func}: metric must be a callable or one of {', '.join(map(repr, METRICS))}; got {metric!r}")
-    return _ROUTES[metric](x, y, metric, alternative, n_resamples, rng)
+    return _ROUTES[metric](x, y, metric, alternative, n_resamples, rng, method)

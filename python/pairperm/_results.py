@@ -211,13 +211,14 @@ class WilcoxonResult(_Result):
         ``r_plus`` otherwise (midranks, so possibly a half-integer).
     pvalue, log_pvalue : float
     alternative, method, zero_method : str
-        ``method`` is what ran: ``"exact"``, ``"normal"`` (normal approximation with a
-        continuity correction and the tie correction) or ``"monte_carlo"``.
+        ``method`` is what ran: ``"exact"``, ``"fourier"`` (the exact tail by band-limited
+        Fourier inversion, with a certified error bound), ``"normal"`` (normal
+        approximation with a continuity correction and the tie correction) or ``"monte_carlo"``.
     r_plus, r_minus : float
         Rank sums of the positive and negative differences ("zsplit" adds half of the
         zeros' ranks to each).
     pvalue_error : float or None
-        ``"normal"`` only: a bound on the absolute error of ``pvalue``.
+        ``"fourier"`` and ``"normal"`` only: a bound on the absolute error of ``pvalue``.
     n_resamples, hits, pvalue_ci :
         Monte Carlo only.
     """
