@@ -61,10 +61,13 @@ def test_test_command_reads_reference_format(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "text,where",
-    [("8,6\n3,x\n", ":2: expected integers"), ("8,6\n1,2,3\n", ":2: expected 2 integers"), ("8\n", ":1: expected 2")],
+    [("8,6\n3,x\n", ":2: expected 2 numbers"), ("8,6\n1,2,3\n", ":2: expected 2 numbers"), ("8\n", ":1: expected 2"),
+     ("8,6\n1,99999999999999999999\n", ":2: '1 99999999999999999999' is beyond the 64-bit integer range"),
+     (b"8,6\n1,\xff\n", ":2: not UTF-8 text")],
 )
 def test_test_command_errors_name_file_and_line(tmp_path, capsys, text, where):
-    f = write(tmp_path, "bad.csv", text)
+    f = tmp_path / "bad.csv"
+    f.write_bytes(text if isinstance(text, bytes) else text.encode())
     assert main(["test", str(f)]) == 2
     err = capsys.readouterr().err
     assert str(f) + where in err
@@ -106,7 +109,7 @@ def test_test_command_f1_metric(tmp_path, capsys):
     assert main(["test", str(f), "--metric", "f1", "--alternative", "greater"]) == 0
     out = capsys.readouterr().out
     r = pairperm.f1_test(rows[:, :2], rows[:, 2:], alternative="greater")
-    assert f"p-value: {r.pvalue:.6g}" in out and "method: auto" in out
+    assert f"p-value: {r.pvalue:.10g}" in out and "method: auto" in out
 
     t = write(tmp_path, "f1.tsv", "".join("\t".join(map(str, r)) + "\n" for r in rows))
     assert main(["test", str(t), "--metric", "f1", "--delim", "tab", "--mc", "4000"]) == 0
@@ -118,3 +121,34 @@ def test_test_command_f1_metric(tmp_path, capsys):
     assert f"{bad}:2: expected 4 integers" in capsys.readouterr().err
     assert main(["test", str(tmp_path / "missing.csv"), "--metric", "f1"]) == 2
     assert "missing.csv: cannot read file" in capsys.readouterr().err
+
+
+def test_test_command_reads_bom_whitespace_headers_stdin_and_prints_json(tmp_path, capsys, monkeypatch):
+    import io
+    import json
+
+    rng = np.random.default_rng(9)
+    rows = rng.integers(0, 5, (60, 4))
+    f = tmp_path / "f1.txt"
+    f.write_bytes(b"\xef\xbb\xbf" + ("tp_a err_a tp_b err_b\n" + "".join(" ".join(map(str, r)) + "\n" for r in rows)).encode())
+    assert main(["test", str(f), "--metric", "f1", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    want = pairperm.f1_test(rows[:, :2], rows[:, 2:])
+    assert got["pvalue"] == want.pvalue and got["entries"] == 60 and got["engine"] == want.engine
+    monkeypatch.setattr("sys.stdin", io.StringIO("3 1\n4 4\n5 2\n"))
+    assert main(["test", "-", "--format", "json", "--mc", "500", "--seed", "1"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr("sys.stdin", io.StringIO("3 1\n4 4\n5 2\n"))
+    assert main(["test", "-", "--format", "json", "--mc", "500", "--seed", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["pvalue"] == a["pvalue"] and a["n_resamples"] == 500
+
+
+def test_ctrl_c_exits_130_without_a_traceback(monkeypatch, capsys):
+    import pairperm.cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_demo", interrupted)
+    assert main(["demo"]) == 130
+    assert "interrupted" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm._accuracy import PrecisionWarning
+from pairperm import PrecisionWarning
 from reference import exact_ratio_pvalue, log_fraction, rel_err
 
 ALTS = ("two-sided", "greater", "less")

@@ -3,6 +3,7 @@
 
 #include <new>
 
+#include "pairperm/band_tail.hpp"
 #include "pairperm/binomial.hpp"
 #include "pairperm/monte_carlo.hpp"
 #include "pairperm/pvalue.hpp"
@@ -38,6 +39,20 @@ void bind_tests(py::module_& m) {
             return py::make_tuple(p.pvalue, p.log_pvalue);
         },
         py::arg("summary"), py::arg("alternative"));
+    m.def(
+        "band_pvalue",
+        [](const EffectSummary& s, const std::string& alternative, double max_work) {
+            const Alternative alt = parse_alternative(alternative);
+            BandPValue p;
+            {
+                py::gil_scoped_release release;
+                p = band_pvalue(s, alt, max_work);
+            }
+            return py::make_tuple(p.done, p.pvalue, p.log_pvalue, p.error, p.work);
+        },
+        py::arg("summary"), py::arg("alternative"), py::arg("max_work"),
+        "(done, p, log p, absolute error bound, work) by band-limited Fourier inversion; done is False "
+        "(nothing evaluated) when the work would exceed max_work.");
     m.def(
         "log_upper_tail",
         [](const EffectSummary& s, std::int64_t x) {

@@ -52,5 +52,8 @@ void bind_distributions(py::module_& m);
 void bind_tests(py::module_& m);
 void bind_multidim(py::module_& m);
 void bind_toolbox(py::module_& m);
+void bind_real(py::module_& m);
+void bind_intervals(py::module_& m);
+void bind_batch(py::module_& m);
 
 }  // namespace pairperm::bindings

@@ -403,6 +403,14 @@ double chernoff_halfwidth(const Law& law, const Vec& theta, std::size_t j, doubl
 // log P[S in tail] by the tilt aimed at it; false if the certificate fails (R reaches far
 // behind the dominating point's supporting line, or the grid would be too large).
 bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilted& at, double& log_p) {
+    // A tilt that ran off (the region touches the support only at a corner, which no finite
+    // tilt centres on) leaves a degenerate law: not certified.
+    double entries = 0;
+    for (std::size_t g = 0; g < law.d.size(); ++g) {
+        entries += law.c[g];
+        const double a = theta[0] * static_cast<double>(law.d[g][0]) + theta[1] * static_cast<double>(law.d[g][1]);
+        if (!(std::fabs(a) <= 200.0)) return false;
+    }
     std::vector<std::size_t> active;
     for (std::size_t j = 0; j < 2; ++j)
         if (law.range[j] > 0) active.push_back(j);
@@ -452,7 +460,7 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
         // overflows; along a row the weights form a geometric sequence.
         const double top = std::max(worst_in, 0.0);
         const double ratio = std::exp(-theta[1]);
-        long double acc = 0;
+        long double acc = 0, weights = 0;
         const std::size_t n0 = static_cast<std::size_t>(bhi[0] - blo[0] + 1);
         std::vector<std::int64_t> cand;
         std::vector<std::pair<std::int64_t, std::int64_t>> iv;
@@ -468,6 +476,7 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
                     if (ma == 2) flat = i * M + j;
                     else if (ma == 1) flat = active[0] == 0 ? i : j;
                     const double v = f[flat];
+                    weights += w;
                     if (v > 0) acc += w * v;
                 }
             }
@@ -477,9 +486,17 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
         // box (weight <= e^{worst_out}) are both at most the tilted mass outside the box.
         const double log_err = std::log(std::max(outside, 1e-320)) + std::max(worst_in, worst_out);
         const double rel = outside > 0 ? log_err - log_sum : -INFINITY;
+        // The inverse FFT's round-off is absolute, ~1e-16 of the largest entry at every grid
+        // point: if the weighted terms are not far above it (the tilt could not bring the
+        // region's mass near the peak, e.g. a region that is one corner of the support), the
+        // sum is not certified.
+        const double f_max = *std::max_element(f.begin(), f.end());
+        const double log_roundoff = std::log(1e-15 * f_max) + top + static_cast<double>(std::log(std::max(weights, 1e-300L)));
+        if (!(log_roundoff - log_sum <= std::log(1e-10))) return false;
         if (std::isfinite(log_sum) && rel <= std::log(1e-11)) {
             log_p = at.log_mgf - (theta[0] * c[0] + theta[1] * c[1]) + log_sum;
-            return true;
+            // Any state of the region has probability >= 2^-N.
+            return log_p >= -entries * std::log(2.0) - 1e-6;
         }
         if (!std::isfinite(rel) && !std::isfinite(log_sum)) log_level -= 50;
         else log_level -= (rel - std::log(1e-11)) + 5.0;

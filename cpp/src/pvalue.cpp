@@ -125,7 +125,13 @@ constexpr double max_wide_outcomes = 4096;
 constexpr double log_window_eps = -736.8272081810214;  // log(1e-320), the certified window
 constexpr std::size_t max_narrow_tails = 64;
 
+// Below this many varying entries the Python layer lists all 2^n states exactly instead.
+constexpr std::int64_t max_listed_entries = 22;
+
 bool log_upper_tail_split(const detail::ReducedLaw& law, std::int64_t s, double& log_p) {
+    std::int64_t varying = 0;
+    for (const Group& g : law.groups) varying += g.count;
+    if (varying <= max_listed_entries) return false;
     std::vector<Group> groups = law.groups;
     std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.k < b.k; });
     const std::size_t G = groups.size();

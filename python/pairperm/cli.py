@@ -1,18 +1,22 @@
-"""Command-line interface: `pairperm demo` and `pairperm test FILE`."""
+"""Command-line interface: `pairperm demo`, `pairperm test FILE` and `pairperm compare FILE...`."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ._f1 import run_f1_file
+from ._f1 import f1_test, read_f1_file
+from ._files import read_table, read_text
 from ._permutation import TEST_METHODS, permutation_test
+from ._systems_cli import add_compare_parser, run_compare
 from ._validation import ALTERNATIVES
+from ._version import __version__
 from .datasets import stanza_pos_like
 
 DEMO_N = 10_000
@@ -35,12 +39,39 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds * 1e3:9.3f} ms"
 
 
-def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out=None) -> None:
+# Below this p-value the rejected tail is invisible on a linear axis: the figure uses a log axis.
+PLOT_LOG_BELOW = 1e-4
+
+
+def save_plot(result, path: Path, out=None) -> None:
+    """Write the figure of an exact result (null pmf, observed statistic, rejection region)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError('--plot needs matplotlib: pip install "pairperm[plot]"') from None
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    from ._plot import plot_result
+
+    ax = plot_result(result, log=result.pvalue < PLOT_LOG_BELOW)
+    try:
+        ax.figure.savefig(path, bbox_inches="tight", dpi=120)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot write the figure: {exc.strerror or exc}") from None
+    finally:
+        plt.close(ax.figure)
+    print(f"figure: {path}", file=out or sys.stdout)
+
+
+def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out=None,
+             plot: Optional[Path] = None) -> None:
     out = out or sys.stdout
     x, y = stanza_pos_like(n, seed)
     print(
         f"pairperm demo: two POS taggers on {n:,} synthetic sentences (the papers' experiment, seed {seed})\n"
-        f"  correct tokens: A = {int(x.sum()):,}, B = {int(y.sum()):,}, statistic T = sum(x) - sum(y) = {int(x.sum() - y.sum()):,}\n",
+        f"  correct tokens: A = {int(x.sum()):,}, B = {int(y.sum()):,}, "
+        f"statistic T = sum(x) - sum(y) = {int(x.sum() - y.sum()):,}\n",
         file=out,
     )
     print(f"  {'method':<28} {'p-value (two-sided)':>22} {'time':>12}", file=out)
@@ -55,6 +86,8 @@ def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RES
     ]
     for label, fn in rows:
         res, dt = _timed(fn)
+        if res.method == "auto":
+            exact = res
         print(f"  {label:<28} {res.pvalue:>22.6g} {_fmt_time(dt)}", file=out)
         if res.method == "auto":
             print(f"  {'':<28} {'log p = ' + format(res.log_pvalue, '.6f'):>22}", file=out)
@@ -67,79 +100,78 @@ def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RES
         "  cannot resolve p below ~1/K.",
         file=out,
     )
+    if plot is not None:
+        save_plot(exact, plot, out)
 
 
-def read_accuracy_file(path: Path, delim: str) -> tuple[np.ndarray, np.ndarray]:
-    """Read the reference implementation's accuracy format: per line, correct counts of A and B."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    xs: list[int] = []
-    ys: list[int] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.strip().split(delim)]
-        if len(fields) != 2:
-            raise ValueError(
-                f"{path}:{lineno}: expected 2 integers separated by {delim!r} "
-                f"(correct predictions of system A, of system B); got {len(fields)} field(s): {line.strip()!r}"
-            )
-        try:
-            a, b = int(fields[0]), int(fields[1])
-        except ValueError:
-            raise ValueError(f"{path}:{lineno}: expected integers; got {line.strip()!r}") from None
-        xs.append(a)
-        ys.append(b)
-    return np.array(xs, dtype=np.int64), np.array(ys, dtype=np.int64)
+def read_accuracy_file(path: Any, delim: Optional[str] = None, stdin: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Read the reference implementation's accuracy format: per line, the scores of A and B
+    (correct predictions, or any real-valued per-entry score)."""
+    name = str(path)
+    _, arr, _ = read_table(name, read_text(name, stdin), widths=(2,), delim=delim,
+                           what="numbers (the scores of system A, of system B)")
+    return np.ascontiguousarray(arr[:, 0]), np.ascontiguousarray(arr[:, 1])
 
 
 def run_test_file(
-    path: Path, delim: str, alternative: str, method: str, mc: Optional[int], out=None, metric: str = "acc"
+    path: Any, delim: Optional[str], alternative: Any, method: Any, mc: Optional[int], out=None, metric: str = "acc",
+    plot: Optional[Path] = None, fmt: str = "table", seed: Optional[int] = None, stdin: Any = None,
 ) -> None:
     out = out or sys.stdout
-    if metric == "f1":
-        t0 = time.perf_counter()
-        lines = run_f1_file(
-            path, delim, alternative=alternative, method="monte_carlo" if mc else method, n_resamples=mc or 20_000
-        )
-        for line in lines:
-            print(line, file=out)
-        print(f"time: {(time.perf_counter() - t0) * 1e3:.3f} ms", file=out)
-        return
-    x, y = read_accuracy_file(path, delim)
+    if plot is not None and (metric != "acc" or mc):
+        raise ValueError("--plot draws the exact null distribution of S: it needs --metric acc and no --mc")
+    reader, test = (read_f1_file, f1_test) if metric == "f1" else (read_accuracy_file, permutation_test)
+    x, y = reader(path, delim, stdin)
+    kwargs: dict = {"alternative": alternative, "method": "monte_carlo" if mc else method, "rng": seed}
     if mc:
-        res, dt = _timed(lambda: permutation_test(x, y, alternative=alternative, method="monte_carlo", n_resamples=mc))
+        kwargs["n_resamples"] = mc
+    res, dt = _timed(lambda: test(x, y, **kwargs))
+    if fmt == "json":
+        print(json.dumps({"file": str(path), "entries": len(x), "metric": metric, **res.to_dict(), "seconds": dt}),
+              file=out)
     else:
-        res, dt = _timed(lambda: permutation_test(x, y, alternative=alternative, method=method))
-    print(f"file: {path} ({len(x)} entries)", file=out)
-    print(f"statistic (sum A - sum B): {res.statistic}", file=out)
-    print(f"method: {res.method}  alternative: {alternative}", file=out)
-    print(f"p-value: {res.pvalue:.10g}", file=out)
-    print(f"log p-value: {res.log_pvalue:.10g}", file=out)
-    if res.pvalue_ci is not None:
-        print(f"95% CI of the exact p-value: [{res.pvalue_ci[0]:.6g}, {res.pvalue_ci[1]:.6g}]", file=out)
-    print(f"time: {dt * 1e3:.3f} ms", file=out)
+        what = "F1_A - F1_B" if metric == "f1" else "sum A - sum B"
+        print(f"file: {path} ({len(x)} entries)", file=out)
+        print(f"statistic ({what}): {res.statistic}", file=out)
+        print(f"method: {res.method} (engine: {res.engine})  alternative: {alternative}", file=out)
+        print(f"p-value: {res.pvalue:.10g}", file=out)
+        print(f"log p-value: {res.log_pvalue:.10g}", file=out)
+        if res.pvalue_ci is not None:
+            print(f"95% CI of the exact p-value: [{res.pvalue_ci[0]:.6g}, {res.pvalue_ci[1]:.6g}]", file=out)
+        print(f"time: {dt * 1e3:.3f} ms", file=out)
+    if plot is not None:
+        save_plot(res, plot, out)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pairperm", description="Exact paired-permutation tests for two systems.")
+    parser.add_argument("--version", action="version", version=f"pairperm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="exact vs Monte Carlo on the papers' experiment data (N = 10,000)")
     demo.add_argument("--n", type=int, default=DEMO_N, help=argparse.SUPPRESS)
+    demo.add_argument("--plot", type=Path, metavar="PNG", help="also draw the exact null distribution (needs matplotlib)")
     test = sub.add_parser("test", help="test a file in the reference implementation's format")
-    test.add_argument("file", type=Path)
+    test.add_argument("file", help="the scores file; '-' reads standard input")
     test.add_argument(
         "--metric",
         choices=("acc", "f1"),
         default="acc",
         help="acc: per line, correct of A and of B (default); f1: tp and incorrect of A, then of B",
     )
-    test.add_argument("--delim", default=",", help="',' (default) or 'tab'")
+    test.add_argument("--delim", default=None,
+                      help="',' or 'tab' (default: any of comma, tab, semicolon or white space)")
     test.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
     test.add_argument("--method", choices=[m for m in TEST_METHODS if m != "monte_carlo"], default="auto")
     test.add_argument("--mc", type=int, default=0, metavar="K", help="Monte Carlo with K resamples instead")
+    test.add_argument("--seed", type=int, default=None, help="seed of the sampling routes (repeatable runs)")
+    test.add_argument("--format", choices=("table", "json"), default="table")
+    test.add_argument("--json", action="store_const", dest="format", const="json", help="same as --format json")
+    test.add_argument(
+        "--plot", type=Path, metavar="PNG",
+        help="also draw the null distribution, observed statistic and rejection region (needs matplotlib; "
+        f"log axis when p < {PLOT_LOG_BELOW:g})",
+    )
+    add_compare_parser(sub)
     return parser
 
 
@@ -147,14 +179,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            run_demo(n=args.n)
+            run_demo(n=args.n, plot=args.plot)
+        elif args.command == "compare":
+            run_compare(args)
         else:
             delim = "\t" if args.delim in ("tab", "\\t", "\t") else args.delim
-            if delim not in (",", "\t"):
+            if delim not in (None, ",", "\t"):
                 raise ValueError(f"--delim must be ',' or 'tab'; got {args.delim!r}")
             if args.mc < 0:
                 raise ValueError(f"--mc must be a positive number of resamples; got {args.mc}")
-            run_test_file(args.file, delim, args.alternative, args.method, args.mc or None, metric=args.metric)
+            run_test_file(args.file, delim, args.alternative, args.method, args.mc or None, metric=args.metric,
+                          plot=args.plot, fmt=args.format, seed=args.seed)
+    except KeyboardInterrupt:
+        print("pairperm: interrupted", file=sys.stderr)
+        return 130
     except ValueError as exc:
         print(f"pairperm: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,353 @@
+"""The one pipeline under every paired-permutation test: engine choice, the enumeration
+fallback, the FFT round-off guard, the Monte Carlo loop, and the result.
+
+Public functions validate their arguments, build `LocalEffects` and a statistic kind
+(`_statistics`), and call `run`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _core
+from ._effects import LocalEffects
+from ._errors import SupportTooLargeError, warn_caller
+from ._results import PermutationTestResult
+from ._statistics import TiltNotCertified
+from ._stats import clopper_pearson, excludes
+from ._validation import check_n_jobs, check_n_resamples, check_probability, check_rng, seed_from_rng
+
+__all__ = ["MonteCarloOptions", "block_seed", "monte_carlo", "monte_carlo_options", "run"]
+
+# An FFT-computed pmf has absolute error ~1e-16 of its peak per entry (measured: 2-D F1
+# auto vs dp agree to 3.4e-15 at N <= 300); a p-value summed from it below this is noise.
+FFT_NOISE_FLOOR = 1e-12
+# Multiply-adds of the exact DP spent, unasked, to resolve such a p-value (~2 s).
+DP_BUDGET = 4e9
+# Above this the DP would run for hours (0.55 ns a multiply-add): refused, never recommended.
+DP_LIMIT = 1e12
+# Up to this many varying entries the 2^n states are simply listed (64 MiB of int64 sums).
+ENUMERATE_MAX = 22
+# The grouped engine's tilted window (entries) and its work (groups x frequencies) that
+# `method="auto"` takes on without being asked: ~0.1 GB and ~1 s (measured ~5 ns per
+# group and frequency). Beyond that auto routes elsewhere instead of running for minutes.
+AUTO_MAX_WINDOW = 1 << 23
+AUTO_MAX_WORK = 2e8
+# Small inputs with many distinct differences (Wilcoxon's ranks: one group per entry) defeat
+# the grouped engine's frequency filter, while the DP is tiny: measured 0.04 ms (DP) vs 3.2 ms
+# (grouped) at N = 50 distinct ranks, 4.8 ms vs 75 ms at N = 200. Below this DP cost, with
+# groups of fewer than ~8 entries on average, the DP runs instead; the entry limit keeps every
+# p-value (>= 2^-n) representable, so nothing needs log space.
+SMALL_DP_COST = 1e8
+SMALL_DP_ENTRIES = 900
+# Resamples per sampler call. Fixed (not tuned to the data) so that one seed draws the same
+# resamples whichever test asks; smaller only when m is so large that a block of sums
+# would not fit in ~32 MiB.
+MC_BLOCK = 4096
+MC_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class MonteCarloOptions:
+    n_resamples: int
+    seed: int
+    alpha: Optional[float] = None
+    confidence_level: float = 0.95
+    n_jobs: int = 0
+
+
+def monte_carlo_options(method: str, n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
+                        confidence_level: Any = 0.95, real: bool = False) -> Optional[MonteCarloOptions]:
+    """Validate the sampling arguments (always, whatever the method); None unless the test
+    may sample: `method` "monte_carlo", or real-valued effects (whose auto route estimates
+    deep tails by importance sampling). The seed is drawn only then: it costs more than an
+    exact test."""
+    k = check_n_resamples(n_resamples, func)
+    jobs = check_n_jobs(n_jobs, func)
+    a = check_probability(alpha, "alpha", func, optional=True)
+    conf = check_probability(confidence_level, "confidence_level", func)
+    if method != "monte_carlo" and not real:
+        check_rng(rng, func)
+        return None
+    return MonteCarloOptions(k, seed_from_rng(rng, func), a, conf, jobs)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class MonteCarloEstimate:
+    pvalue: float
+    pvalue_ci: tuple
+    n_resamples: int
+    hits: int
+    stopped_early: bool
+
+
+def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func: str,
+        mc: Optional[MonteCarloOptions] = None, result_type: type = PermutationTestResult) -> Any:
+    """Run one test: `method` is "auto", "exact", "dp", "fft" or "monte_carlo"."""
+    if method == "monte_carlo":
+        assert mc is not None
+        est = monte_carlo(effects, stat, alternative, mc)
+        return result_type(
+            statistic=stat.value, pvalue=est.pvalue, log_pvalue=math.log(est.pvalue), method=method,
+            alternative=alternative, engine="monte_carlo", n_resamples=est.n_resamples, hits=est.hits,
+            pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early,
+        )
+    if effects.is_real:
+        return _real(effects, stat, alternative, method, func, mc, result_type)
+    p, log_p, engine, bound = _exact(effects, stat, alternative, method, func)
+    null_engine = engine if engine in ("dp", "fft") else "auto"
+    return result_type(
+        statistic=stat.value, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative, engine=engine,
+        pvalue_is_bound=bound, _null=effects.recipe(null_engine),
+    )
+
+
+def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
+          mc: Optional[MonteCarloOptions], result_type: type) -> Any:
+    """Real-valued local effects: no dense distribution exists, so exact means enumeration
+    (meet in the middle for the sum, listing for other statistics) and large inputs are
+    estimated with a relative error bar (tilted importance sampling)."""
+    if method in ("dp", "fft"):
+        raise ValueError(f"{func}: method={method!r} needs integer local effects; real-valued scores take "
+                         "'auto', 'exact' or 'monte_carlo'")
+    done = dict(statistic=stat.value, method=method, alternative=alternative)
+    if hasattr(stat, "exact_or_tilted"):
+        assert mc is not None
+        r = stat.exact_or_tilted(alternative, method, mc.n_resamples, mc.seed, mc.n_jobs)
+        engine = "meet_in_the_middle" if r.method == "exact" else r.method
+        return result_type(**done, pvalue=r.pvalue, log_pvalue=r.log_pvalue, engine=engine,
+                           n_resamples=r.n_resamples, pvalue_ci=r.pvalue_ci)
+    if effects.n_varying > ENUMERATE_MAX:
+        raise SupportTooLargeError(
+            f"{func}: exact computation for a statistic of real-valued effects lists all 2^n states and is limited "
+            f"to n <= {ENUMERATE_MAX} varying entries; got {effects.n_varying}; use method='monte_carlo'"
+        )
+    p = _enumerate(effects, stat, alternative)
+    return result_type(**done, pvalue=p, log_pvalue=math.log(p) if p > 0 else -math.inf, engine="enumeration")
+
+
+def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> tuple:
+    """(p, log p, engine that ran, whether p is only a bound)."""
+    if method in ("auto", "exact"):
+        if effects.n_varying == 0:
+            return 1.0, 0.0, "enumeration", False
+        if stat.has_tilted and _dp_is_cheaper(effects):
+            return _from_distribution(effects, stat, alternative, "dp", func)
+        if stat.has_tilted and _tilted_is_affordable(effects):
+            try:
+                p, log_p = stat.tilted(alternative)
+                return p, log_p, "grouped", False
+            except SupportTooLargeError:
+                pass
+            except TiltNotCertified:
+                return _from_distribution(effects, stat, alternative, "auto", func)
+        if not stat.has_tilted and _distribution_is_affordable(effects):
+            try:
+                return _from_distribution(effects, stat, alternative, "auto", func)
+            except SupportTooLargeError:
+                pass
+        if effects.n_varying <= ENUMERATE_MAX:
+            p = _enumerate(effects, stat, alternative)
+            return p, (math.log(p) if p > 0 else -math.inf), "enumeration", False
+        raise SupportTooLargeError(
+            f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
+            f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
+        )
+    if method == "dp" and effects.dp_cost() > DP_LIMIT:
+        raise SupportTooLargeError(
+            f"{func}: method='dp' would need ~{effects.dp_cost():.2g} multiply-adds (hours or more); use "
+            "method='auto' or method='monte_carlo'"
+        )
+    return _from_distribution(effects, stat, alternative, method, func)
+
+
+def _from_distribution(effects: LocalEffects, stat: Any, alternative: str, engine: str, func: str) -> tuple:
+    dist = effects.distribution(engine)
+    p = stat.from_distribution(dist, alternative)
+    if engine == "dp" or p >= FFT_NOISE_FLOOR:
+        return p, (math.log(p) if p > 0 else -math.inf), ("grouped" if engine == "auto" else engine), False
+    # Below the FFT's round-off: the DP's relative accuracy resolves it when affordable.
+    cost = effects.dp_cost()
+    if cost <= DP_BUDGET:
+        p = stat.from_distribution(effects.distribution("dp"), alternative)
+        return p, (math.log(p) if p > 0 else -math.inf), "dp", False
+    if cost <= DP_LIMIT:
+        warn_caller(
+            "the p-value is below the FFT engine's round-off (1e-12) and its exact recomputation exceeds the "
+            "unasked budget; reporting p <= 1e-12 (pvalue_is_bound=True). method='dp' computes the exact value.",
+        )
+    else:
+        warn_caller(
+            "the p-value is below the FFT engine's round-off (1e-12) and the exact DP is out of reach; "
+            "reporting p <= 1e-12 (pvalue_is_bound=True).",
+        )
+    return FFT_NOISE_FLOOR, math.log(FFT_NOISE_FLOOR), ("grouped" if engine == "auto" else engine), True
+
+
+def _hoeffding_halfwidth(variance_range: float, log_eps: float) -> float:
+    return math.sqrt(variance_range * (math.log(2.0) - log_eps) / 2.0)
+
+
+def _reduced_groups(effects: LocalEffects) -> tuple[list, int]:
+    groups = [(int(k), int(c)) for k, c in effects.summary.groups]
+    g = int(effects.summary.k_gcd) or 1
+    return [(k // g, c) for k, c in groups], g
+
+
+def _dp_is_cheaper(effects: LocalEffects) -> bool:
+    n = effects.n_varying
+    groups = len(effects.summary.groups) if effects.one_d else 0
+    return 0 < n <= SMALL_DP_ENTRIES and 8 * groups >= n and effects.dp_cost() <= SMALL_DP_COST
+
+
+def _tilted_is_affordable(effects: LocalEffects) -> bool:
+    """Cost model of the grouped engine's tilted tail: its window and its work."""
+    if not effects.one_d:
+        return _distribution_is_affordable(effects)  # the tilted boxes are smaller
+    groups, _ = _reduced_groups(effects)
+    # Listing the states is exact (and cheap) where few entries vary.
+    variance = _narrow_variance(groups) if effects.n_varying > ENUMERATE_MAX else sum(c * k * k for k, c in groups)
+    window = 2.0 * _hoeffding_halfwidth(variance, math.log(1e-40)) + 1.0
+    return window <= AUTO_MAX_WINDOW and window / 2.0 * max(1, len(groups)) <= AUTO_MAX_WORK
+
+
+def _narrow_variance(groups: list) -> float:
+    """Hoeffding's range term of the part of the law the tilted tail transforms: the core
+    conditions on a few groups whose step exceeds the certified width of all smaller ones
+    (at most 4096 outcomes), so only the groups below them set the window."""
+    groups = sorted(groups)
+    variance = 0.0
+    for i, (k, c) in enumerate(groups):
+        if i > 0 and k > 2.0 * _hoeffding_halfwidth(variance, math.log(1e-320)) + 1.0:
+            if math.prod(cc + 1 for _, cc in groups[i:]) <= 4096:
+                return variance
+        variance += c * k * k
+    return variance
+
+
+def _distribution_is_affordable(effects: LocalEffects) -> bool:
+    """Whether the grouped engine's full distribution stays within what auto takes on."""
+    if effects.one_d:
+        groups, _ = _reduced_groups(effects)
+        variance = float(sum(c * k * k for k, c in groups))
+        window = min(2.0 * _hoeffding_halfwidth(variance, math.log(1e-320)) + 1.0, float(effects.summary.k_sum) + 1)
+        return window <= AUTO_MAX_WINDOW and window / 2.0 * max(1, len(groups)) <= AUTO_MAX_WORK
+    box = 1.0
+    for j, width in enumerate(effects.span()):
+        variance = float(sum(c * float(d[j]) ** 2 for d, c in effects.summary.groups))
+        box *= min(float(width), 2.0 * _hoeffding_halfwidth(variance, math.log(1e-40)) + 1.0)
+    return box <= AUTO_MAX_WINDOW
+
+
+def enumerate_states(effects: LocalEffects) -> np.ndarray:
+    """All 2^n values of S (shape (2^n, m)) for the n varying entries, by doubling."""
+    n, m = effects.n, effects.m
+    stay = effects.stay.reshape(n, m)
+    delta = effects.swap.reshape(n, m) - stay
+    states = stay.sum(axis=0).reshape(1, m)
+    for d in delta[(delta != 0).any(axis=1)]:
+        states = np.concatenate((states, states + d))
+    return states
+
+
+def _enumerate(effects: LocalEffects, stat: Any, alternative: str) -> float:
+    states = enumerate_states(effects)
+    return stat.count(states, alternative) / len(states)  # exact: both are integers below 2^53
+
+
+# ---------------------------------------------------------------- Monte Carlo
+
+
+def block_seed(seed: int, block: int) -> int:
+    """Independent, reproducible stream per block, so results do not depend on where we stop."""
+    return int(np.random.SeedSequence(seed, spawn_key=(block,)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+class _Sampler:
+    """Draws blocks of null sums S* (shape (k, m)).
+
+    Integer coordinates are packed into one int64 by mixed radix when the box allows: the
+    sum is linear, so the core's fast 1-D path draws all of them at once, with the same
+    random bit per entry and resample as the m-D path (the same seed gives the same
+    resamples either way). Real-valued 1-D effects use the core's float sampler; real m-D
+    effects, NumPy.
+    """
+
+    def __init__(self, effects: LocalEffects) -> None:
+        n, m = effects.n, effects.m
+        stay = effects.stay.reshape(n, m)
+        swap = effects.swap.reshape(n, m)
+        self.m = m
+        self._real = effects.is_real
+        self._radix: Optional[list[int]] = None
+        if self._real:
+            lo = np.minimum(stay, swap)
+            self._base = lo.sum(axis=0)
+            self._delta = np.ascontiguousarray(np.abs(swap - stay)[:, 0] if m == 1 else swap - stay)
+            self._stay_sum = stay.sum(axis=0)
+            return
+        if m > 1:
+            spans = [int(v) for v in np.abs(stay - swap).sum(axis=0, dtype=np.int64)]
+            if math.prod(s + 1 for s in spans) < 2**62:
+                lo = np.minimum(stay, swap)
+                self._radix = [math.prod(s + 1 for s in spans[j + 1:]) for j in range(m)]
+                weights = np.array(self._radix, dtype=np.int64)
+                self._base = lo.sum(axis=0, dtype=np.int64)
+                stay = ((stay - lo) * weights).sum(axis=1, dtype=np.int64).reshape(-1, 1)
+                swap = ((swap - lo) * weights).sum(axis=1, dtype=np.int64).reshape(-1, 1)
+        self._stay = np.ascontiguousarray(stay)
+        self._swap = np.ascontiguousarray(swap)
+
+    def draw(self, k: int, seed: int, n_jobs: int) -> np.ndarray:
+        if self._real:
+            return self._draw_real(k, seed, n_jobs)
+        sums = _core.sample_sums(self._stay, self._swap, k, seed, n_jobs)
+        if self._radix is None:
+            return sums
+        packed = sums[:, 0]
+        out = np.empty((k, self.m), dtype=np.int64)
+        for j, w in enumerate(self._radix):
+            out[:, j] = packed // w
+            packed = packed - out[:, j] * w
+        return out + self._base
+
+    def _draw_real(self, k: int, seed: int, n_jobs: int) -> np.ndarray:
+        if self.m == 1:
+            return (self._base[0] + _core.real_sample_t(self._delta, 0.0, k, seed, n_jobs)).reshape(k, 1)
+        swaps = np.random.default_rng(seed).integers(0, 2, size=(k, len(self._delta)), dtype=np.int8)
+        return self._stay_sum + swaps.astype(np.float64) @ self._delta
+
+
+def monte_carlo(effects: LocalEffects, stat: Any, alternative: str, opts: MonteCarloOptions) -> MonteCarloEstimate:
+    """The one Monte Carlo loop: blocked (memory flat in n_resamples), seeded per block
+    (independent of the thread count), with optional early stopping once the
+    Clopper-Pearson interval excludes `alpha`. p = (1 + hits) / (1 + K)."""
+    if hasattr(stat, "block_hits"):
+        def block_hits(k: int, seed: int) -> int:
+            return int(stat.block_hits(k, seed, alternative, opts.n_jobs))
+    else:
+        sampler = _Sampler(effects)
+
+        def block_hits(k: int, seed: int) -> int:
+            return int(stat.count(sampler.draw(k, seed, opts.n_jobs), alternative))
+    # Real m-D effects are drawn with a (k, N) matrix of swaps: blocks shrink with N there.
+    width = max(1, effects.m) * (effects.n if effects.is_real and effects.m > 1 else 1)
+    block = max(1, min(MC_BLOCK, MC_BLOCK_ELEMENTS // width))
+    hits = done = b = 0
+    stopped = False
+    while done < opts.n_resamples:
+        k = min(block, opts.n_resamples - done)
+        hits += block_hits(k, block_seed(opts.seed, b))
+        done, b = done + k, b + 1
+        if opts.alpha is not None and done < opts.n_resamples and excludes(hits, done, opts.confidence_level, opts.alpha):
+            stopped = True
+            break
+    return MonteCarloEstimate(
+        pvalue=(1 + hits) / (1 + done), pvalue_ci=clopper_pearson(hits, done, opts.confidence_level),
+        n_resamples=done, hits=hits, stopped_early=stopped,
+    )
+
