@@ -131,3 +131,21 @@ def test_log_pvalue_when_pvalue_underflows():
         assert r.pvalue == 0.0 or rel_err(r.pvalue, ref) <= 1e-9
         assert log_fraction(ref) < -709  # below the smallest double
         assert r.log_pvalue == pytest.approx(log_fraction(ref), rel=1e-10)
+
+
+def test_large_n_deep_tail_is_a_value_not_a_bound():
+    # N = 10^4: the exact DP is out of reach, so before tilting this was the flat 1e-12 bound.
+    rng = np.random.default_rng(993)
+    a, b = counts3(rng, 10_000, 0.85, 0.79, 0.15, 0.15, max_gold=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrecisionWarning)
+        g = pairperm.f1_test(a, b, alternative="greater")
+        l_mirror = pairperm.f1_test(b, a, alternative="less")
+        two = pairperm.f1_test(a, b)
+        p_prec = pairperm.precision_test(a, b, alternative="greater")
+    assert not (g.pvalue_is_bound or two.pvalue_is_bound or p_prec.pvalue_is_bound)
+    assert g.pvalue < 1e-15
+    # Swapping the systems mirrors the region exactly: the same tail from the other side.
+    assert g.pvalue == pytest.approx(l_mirror.pvalue, rel=1e-12)
+    # Two-sided adds the (much smaller) opposite tail: just above the one-sided value.
+    assert g.pvalue < two.pvalue < 2.0 * g.pvalue
