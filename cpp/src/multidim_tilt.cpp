@@ -528,12 +528,12 @@ PValue ratio_tail_pvalue(const MultiSummary& s, const RatioDifference& h, Altern
     std::vector<Tail> tails;
     if (alternative == Alternative::two_sided) {
         const std::int64_t a = h.obs_num < 0 ? -h.obs_num : h.obs_num;
-        Tail up{h, Alternative::greater}, down{h, Alternative::less};
-        up.h.obs_num = a;
-        down.h.obs_num = -a;
-        tails = {up, down};
+        tails.push_back(Tail{h, Alternative::greater});
+        tails.push_back(Tail{h, Alternative::less});
+        tails[0].h.obs_num = a;
+        tails[1].h.obs_num = -a;
     } else {
-        tails = {Tail{h, alternative}};
+        tails.push_back(Tail{h, alternative});
     }
     // Where the region comes within a few standard deviations of the mean, the p-value is
     // large and the untilted pmf's absolute accuracy is plenty.

@@ -67,6 +67,10 @@ def ratio_pvalue(
     offset: Tuple[int, ...], pmf: npt.ArrayLike, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef,
     zero_num: int, zero_den: int, obs_num: int, obs_den: int, alternative: str,
 ) -> tuple[float, float]: ...
+def ratio_tail_pvalue(
+    summary: MultiSummary, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef,
+    zero_num: int, zero_den: int, obs_num: int, obs_den: int, alternative: str,
+) -> tuple[float, float, bool]: ...
 def ratio_count(
     points: npt.ArrayLike, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef,
     zero_num: int, zero_den: int, obs_num: int, obs_den: int, alternative: str,
