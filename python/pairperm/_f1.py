@@ -155,12 +155,13 @@ def _problem(kind: str, a: Any, b: Any, beta: Any, zero_division: Any, func: str
     return _Problem(stay, swap, ratio, zero, score_a - score_b, score_a, score_b)
 
 
-def _core_args(pr: _Problem) -> tuple:
+def _core_args(pr: _Problem) -> _core.RatioStatistic:
     r = pr.ratio
     obs = pr.observed
     if abs(obs.numerator) >= 2**62 or obs.denominator >= 2**61:
         raise ValueError("counts too large for the exact 128-bit comparison of ratio statistics")
-    return (r.a_num, r.a_den, r.b_num, r.b_den, pr.zero.numerator, pr.zero.denominator, obs.numerator, obs.denominator)
+    return _core.RatioStatistic(r.a_num, r.a_den, r.b_num, r.b_den, (pr.zero.numerator, pr.zero.denominator),
+                                (obs.numerator, obs.denominator))
 
 
 def _run(kind: str, a: Any, b: Any, alternative: str, method: str, beta: Any, zero_division: Any,
@@ -189,7 +190,7 @@ def _run(kind: str, a: Any, b: Any, alternative: str, method: str, beta: Any, ze
     def exact_by(m: str) -> tuple:
         try:
             dist = multidim_distribution(pr.stay, pr.swap, m)
-            p, log_p = _core.ratio_pvalue(dist.offset, dist.pmf, *args, alternative)
+            p, log_p = _core.ratio_pvalue(dist.offset, dist.pmf, args, alternative)
         except ValueError as exc:
             raise ValueError(f"{func}: {exc}") from None
         return float(p), float(log_p), dist
@@ -205,7 +206,8 @@ def _run(kind: str, a: Any, b: Any, alternative: str, method: str, beta: Any, ze
     return PermutationTestResult(statistic, p, log_p, method, alternative, pvalue_is_bound=bound, _null=dist)
 
 
-def ratio_hits(stay: np.ndarray, swap: np.ndarray, n_resamples: int, seed: int, args: tuple, alternative: str) -> int:
+def ratio_hits(stay: np.ndarray, swap: np.ndarray, n_resamples: int, seed: int, args: _core.RatioStatistic,
+               alternative: str) -> int:
     """Monte Carlo: how many of n_resamples null sums of the reduced effects reject (exactly)."""
     d = stay.shape[1]
     if d == 1:
@@ -224,7 +226,7 @@ def ratio_hits(stay: np.ndarray, swap: np.ndarray, n_resamples: int, seed: int, 
             packed = _core.sample_sums(packed_stay, packed_swap, n_resamples, seed)[:, 0]
             base = lo.sum(axis=0, dtype=np.int64)
             sums = np.stack([packed // width + base[0], packed % width + base[1]], axis=1)
-    return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), *args, alternative))
+    return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), args, alternative))
 
 
 _DOC_COMMON = """

@@ -181,8 +181,8 @@ def grouped_pvalue(summary: Any, effects: Callable[[], tuple], alternative: str)
     `effects` returns (stay, swap) and is called only for that fallback (no O(N) work here)."""
     try:
         return _core.grouped_pvalue(summary, alternative)
-    except ValueError as exc:
-        if "grouped engine" not in str(exc) or summary.n_varying > _ENUMERATE_MAX:
+    except _core.SupportTooLargeError:
+        if summary.n_varying > _ENUMERATE_MAX:
             raise
     stay, swap = effects()
     varying = stay != swap

@@ -51,10 +51,8 @@ def multidim_distribution(stay: np.ndarray, swap: np.ndarray, method: str = "aut
         if method == "dp":
             return _wrap_multi(_core.convolve_dp_multi(stay, swap), "dp")
         return _wrap_multi(_core.grouped_distribution_multi(_core.summarize_multi(stay, swap)), "auto")
-    except (ValueError, MemoryError) as exc:
-        if "limit" in str(exc) or isinstance(exc, MemoryError):
-            raise _infeasible(exc) from None
-        raise
+    except (_core.SupportTooLargeError, MemoryError) as exc:
+        raise _infeasible(exc) from None
 
 
 def _grid_points(dist: Distribution) -> np.ndarray:

@@ -2,6 +2,7 @@
 // tilted tail probabilities.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "pairperm/distribution.hpp"
@@ -19,6 +20,10 @@ struct PValue {
 //   less:      S <= observed
 //   two-sided: |2S - twice_mean| >= |2 observed - twice_mean|
 PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed,
+                                std::int64_t twice_mean, Alternative alternative);
+
+// The same on a borrowed pmf: pmf[i] = P[S = offset + i] for i < size, read in place.
+PValue pvalue_from_distribution(const double* pmf, std::size_t size, std::int64_t offset, std::int64_t observed,
                                 std::int64_t twice_mean, Alternative alternative);
 
 // log P[S >= s] for S described by the summary, relative accuracy ~1e-12 at any depth:
