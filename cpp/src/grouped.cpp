@@ -230,6 +230,63 @@ struct Piece {
     std::size_t step = 1;  // nonzeros every `step` entries (a dilated binomial), 1 after a product
 };
 
+// Cuts a product to its own certified window; returns the Hoeffding bound on the mass cut.
+double cut_to_window(Piece& p, double log_eps_each) {
+    const double t = detail::hoeffding_halfwidth(p.variance_range, log_eps_each);
+    const auto lo = std::max<std::int64_t>(p.lo, static_cast<std::int64_t>(std::ceil(p.mean - t)));
+    const auto hi = std::min<std::int64_t>(p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1,
+                                           static_cast<std::int64_t>(std::floor(p.mean + t)));
+    if (lo == p.lo && hi == p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1) return 0.0;
+    std::vector<double> kept(p.pmf.begin() + (lo - p.lo), p.pmf.begin() + (hi - p.lo) + 1);
+    p.pmf.swap(kept);
+    p.lo = lo;
+    return std::exp(std::log(2.0) - 2.0 * t * t / p.variance_range);
+}
+
+// One group's k' Binomial(c, 1/2), its counts cut to their certified window, laid out
+// dilated by k'. Adds the mass cut to `truncated`.
+Piece binomial_piece(const Group& g, double log_eps_each, double& truncated) {
+    const double c = static_cast<double>(g.count), k = static_cast<double>(g.k);
+    // Binomial counts window; in S' units the piece spans k' times as far.
+    const double t_count = detail::hoeffding_halfwidth(c, log_eps_each);
+    const auto b_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(c / 2 - t_count)));
+    const auto b_hi = std::min<std::int64_t>(g.count, static_cast<std::int64_t>(std::floor(c / 2 + t_count)));
+    if (b_lo > 0 || b_hi < g.count) truncated += std::exp(std::log(2.0) - 2.0 * t_count * t_count / c);
+    std::vector<double> counts = binomial_pmf(g.count, 0.5, b_lo, b_hi);
+    detail::check_support(static_cast<double>(counts.size()) * k, "grouped engine (pieces)",
+                          "use the characteristic-function route (grouped_distribution) or monte_carlo_test");
+    Piece p;
+    p.lo = b_lo * g.k;
+    p.step = static_cast<std::size_t>(g.k);
+    p.pmf.assign((counts.size() - 1) * p.step + 1, 0.0);
+    for (std::size_t i = 0; i < counts.size(); ++i) p.pmf[i * p.step] = counts[i];
+    p.mean = c * k / 2;
+    p.variance_range = c * k * k;
+    p.top = g.count * g.k;
+    return p;
+}
+
+// The law of the sum of two independent pieces (not yet cut).
+Piece multiply(Piece a, Piece b) {
+    if (a.step < b.step) std::swap(a, b);  // a: the sparser operand
+    const std::size_t nnz = (a.pmf.size() - 1) / a.step + 1;
+    Piece c;
+    // A dilated binomial has one nonzero every `step` entries: direct work is nnz * len(b).
+    if (detail::direct_is_cheaper(static_cast<double>(nnz) * static_cast<double>(b.pmf.size()),
+                                  a.pmf.size() + b.pmf.size() - 1)) {
+        std::vector<double> compact(nnz);
+        for (std::size_t i = 0; i < nnz; ++i) compact[i] = a.pmf[i * a.step];
+        c.pmf = detail::convolve_dilated_direct(b.pmf, compact, a.step);
+    } else {
+        c.pmf = detail::convolve(a.pmf, b.pmf);
+    }
+    c.lo = a.lo + b.lo;
+    c.mean = a.mean + b.mean;
+    c.variance_range = a.variance_range + b.variance_range;
+    c.top = a.top + b.top;
+    return c;
+}
+
 }  // namespace
 
 Distribution grouped_distribution_pieces(const EffectSummary& summary) {
@@ -238,41 +295,10 @@ Distribution grouped_distribution_pieces(const EffectSummary& summary) {
     // Each cut may lose at most eps / (2G) so the union stays below the certified level.
     const double log_eps_each = detail::log_certified_eps - std::log(2.0 * static_cast<double>(law.groups.size()));
     double truncated = 0.0;
-
-    auto cut = [&](Piece& p) {
-        const double t = detail::hoeffding_halfwidth(p.variance_range, log_eps_each);
-        const auto lo = std::max<std::int64_t>(p.lo, static_cast<std::int64_t>(std::ceil(p.mean - t)));
-        const auto hi = std::min<std::int64_t>(p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1,
-                                               static_cast<std::int64_t>(std::floor(p.mean + t)));
-        if (lo == p.lo && hi == p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1) return;
-        truncated += std::exp(std::log(2.0) - 2.0 * t * t / p.variance_range);
-        std::vector<double> kept(p.pmf.begin() + (lo - p.lo), p.pmf.begin() + (hi - p.lo) + 1);
-        p.pmf.swap(kept);
-        p.lo = lo;
-    };
-
     auto by_size = [](const Piece& a, const Piece& b) { return a.pmf.size() > b.pmf.size(); };
     std::priority_queue<Piece, std::vector<Piece>, decltype(by_size)> queue(by_size);
-    for (const Group& g : law.groups) {
-        const double c = static_cast<double>(g.count), k = static_cast<double>(g.k);
-        // Binomial counts window; in S' units the piece spans k' times as far.
-        const double t_count = detail::hoeffding_halfwidth(c, log_eps_each);
-        const auto b_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(c / 2 - t_count)));
-        const auto b_hi = std::min<std::int64_t>(g.count, static_cast<std::int64_t>(std::floor(c / 2 + t_count)));
-        if (b_lo > 0 || b_hi < g.count) truncated += std::exp(std::log(2.0) - 2.0 * t_count * t_count / c);
-        std::vector<double> counts = binomial_pmf(g.count, 0.5, b_lo, b_hi);
-        detail::check_support(static_cast<double>(counts.size()) * k, "grouped engine (pieces)",
-                          "use the characteristic-function route (grouped_distribution) or monte_carlo_test");
-        Piece p;
-        p.lo = b_lo * g.k;
-        p.step = static_cast<std::size_t>(g.k);
-        p.pmf.assign((counts.size() - 1) * p.step + 1, 0.0);
-        for (std::size_t i = 0; i < counts.size(); ++i) p.pmf[i * p.step] = counts[i];
-        p.mean = c * k / 2;
-        p.variance_range = c * k * k;
-        p.top = g.count * g.k;
-        queue.push(std::move(p));
-    }
+    for (const Group& g : law.groups) queue.push(binomial_piece(g, log_eps_each, truncated));
+    // Smallest first, so that the large products happen once.
     detail::Progress progress;
     while (queue.size() > 1) {
         progress.add(queue.top().pmf.size() * 16);
@@ -280,23 +306,8 @@ Distribution grouped_distribution_pieces(const EffectSummary& summary) {
         queue.pop();
         Piece b = queue.top();
         queue.pop();
-        if (a.step < b.step) std::swap(a, b);  // a: the sparser operand
-        const std::size_t nnz = (a.pmf.size() - 1) / a.step + 1;
-        Piece c;
-        // A dilated binomial has one nonzero every `step` entries: direct work is nnz * len(b).
-        if (detail::direct_is_cheaper(static_cast<double>(nnz) * static_cast<double>(b.pmf.size()),
-                                      a.pmf.size() + b.pmf.size() - 1)) {
-            std::vector<double> compact(nnz);
-            for (std::size_t i = 0; i < nnz; ++i) compact[i] = a.pmf[i * a.step];
-            c.pmf = detail::convolve_dilated_direct(b.pmf, compact, a.step);
-        } else {
-            c.pmf = detail::convolve(a.pmf, b.pmf);
-        }
-        c.lo = a.lo + b.lo;
-        c.mean = a.mean + b.mean;
-        c.variance_range = a.variance_range + b.variance_range;
-        c.top = a.top + b.top;
-        cut(c);
+        Piece c = multiply(std::move(a), std::move(b));
+        truncated += cut_to_window(c, log_eps_each);
         queue.push(std::move(c));
     }
     Piece last = queue.top();
