@@ -1,4 +1,4 @@
-"""Side-by-side timing of pairperm's methods against two baselines (issue 3, SPEC §6).
+"""Side-by-side timing of pairperm's methods against two baselines (the papers' runtime experiment).
 
 Baselines implemented here:
   * numpy-mc-K   vectorised NumPy Monte Carlo (Alg. 1), K resamples, blocked bit matrices
@@ -15,6 +15,7 @@ matplotlib is installed (pip install ".[plot]").
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import platform
 import sys
@@ -23,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 import pairperm
-from timing import median_seconds
 from pairperm.datasets import stanza_pos_like
+from timing import median_seconds
 
 HERE = Path(__file__).resolve().parent
 
@@ -41,6 +42,10 @@ def numpy_monte_carlo(x, y, k, seed=0, block=1000):
         hits += int(np.count_nonzero(np.abs(signs @ d) >= t))
     return (1 + hits) / (1 + k)
 
+
+
+def _numpy_mc_case(x, y, k):
+    return lambda: numpy_monte_carlo(x, y, k)
 
 def scipy_fft_tree(x, y):
     """The papers' Alg. 4 with scipy.signal.fftconvolve: two-sided exact p (absolute-accuracy)."""
@@ -78,15 +83,15 @@ def methods_for(n):
         ),
         ("scipy-tree", lambda x, y: lambda: scipy_fft_tree(x, y), 10**5),
     ] + [
-        (f"numpy-mc-{k // 1000}k", (lambda k: lambda x, y: lambda: numpy_monte_carlo(x, y, k))(k), 10**4)
+        (f"numpy-mc-{k // 1000}k", functools.partial(_numpy_mc_case, k=k), 10**4)
         for k in (5_000, 10_000, 20_000, 40_000)
     ]
 
 
 def extra_cases():
-    """Benchmarks contributed by the other areas (bench/bench_issue*.py expose cases())."""
+    """Benchmarks contributed by the other areas (bench/cases_*.py expose cases())."""
     out = []
-    for path in sorted(HERE.glob("bench_issue*.py")):
+    for path in sorted(HERE.glob("cases_*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -99,7 +104,7 @@ def main(argv=None):
     ap.add_argument("--max-n", type=int, default=10**7)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--png", type=Path, default=HERE / "figure1.png")
-    ap.add_argument("--no-extra", action="store_true", help="skip the bench_issue*.py cases")
+    ap.add_argument("--no-extra", action="store_true", help="skip the cases_*.py cases")
     args = ap.parse_args(argv)
 
     has_scipy = importlib.util.find_spec("scipy") is not None
@@ -133,7 +138,7 @@ def main(argv=None):
     if not args.no_extra:
         extras = extra_cases()
         if extras:
-            print("\n# other tests (bench/bench_issue*.py), median seconds")
+            print("\n# other tests (bench/cases_*.py), median seconds")
             for label, fn in extras:
                 print(f"{label:<52}{median_seconds(fn, args.repeats):12.3e}")
 

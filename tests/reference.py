@@ -37,7 +37,7 @@ def exact_counts(stay, swap) -> tuple[int, list[int], int]:
 
 
 def exact_pvalue(stay, swap, alternative: str) -> Fraction:
-    """SPEC §1's p-value as an exact fraction."""
+    """The p-value (ties count; two-sided about the mean) as an exact fraction."""
     offset, counts, n = exact_counts(stay, swap)
     t = sum(int(v) for v in stay)
     mu2 = sum(int(a) + int(b) for a, b in zip(stay, swap))

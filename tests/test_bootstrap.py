@@ -46,7 +46,7 @@ def test_mean_against_numpy_bootstrap():
     lo, hi = r.confidence_interval
     assert abs(lo - np.quantile(ref, 0.025)) < 0.15 * sd
     assert abs(hi - np.quantile(ref, 0.975)) < 0.15 * sd
-    assert r.pvalue == np.mean(r.bootstrap_distribution > 2 * delta)
+    assert r.pvalue == (1 + np.count_nonzero(r.bootstrap_distribution >= 2 * delta)) / (1 + k)
 
 
 def f1(t):
@@ -63,7 +63,7 @@ def test_f1_against_numpy_bootstrap():
     delta = r.statistic
     p_ref = np.mean(np.abs(ref - delta) > abs(delta))
     assert abs(r.pvalue - p_ref) < 5 * math.sqrt(2 * p_ref * (1 - p_ref) / k) + 1e-3
-    assert r.pvalue == np.mean(np.abs(r.bootstrap_distribution - delta) > abs(delta))
+    assert r.pvalue == (1 + np.count_nonzero(np.abs(r.bootstrap_distribution - delta) >= abs(delta))) / (1 + k)
     assert abs(r.bootstrap_distribution.std() - ref.std()) < 0.1 * ref.std()
 
 
@@ -73,7 +73,7 @@ def test_macro_f1_value_and_less_rule():
     b = rng.integers(0, 4, (200, 5, 3))
     r = pairperm.bootstrap_test(a, b, "macro_f1", n_resamples=500, rng=1, alternative="less")
     assert r.metric_a == pytest.approx(np.mean([f1(a[:, c].sum(0)) for c in range(5)]))
-    assert r.pvalue == np.mean(r.bootstrap_distribution < 2 * r.statistic)
+    assert r.pvalue == (1 + np.count_nonzero(r.bootstrap_distribution <= 2 * r.statistic)) / 501
 
 
 def bleu_reference(s):
@@ -150,3 +150,18 @@ def test_bad_input():
         pairperm.bootstrap_test([1.0, 2.0], [2.0], "mean")
     with pytest.raises(ValueError, match="shape"):
         pairperm.bootstrap_test([1.0, 2.0], [2.0, 1.0], lambda s: s[:1])
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_identical_systems_give_p_one(alternative):
+    a = np.random.default_rng(0).normal(size=200)
+    r = pairperm.bootstrap_test(a, a, n_resamples=500, rng=0, alternative=alternative)
+    assert r.statistic == 0 and r.pvalue == 1.0
+
+
+def test_bootstrap_pvalue_is_never_zero():
+    a = np.ones(50)
+    b = np.zeros(50)
+    # Every resample has delta_i = delta = 1 < 2 delta: no hit, and p = 1 / (1 + K), not 0.
+    r = pairperm.bootstrap_test(a, b, n_resamples=200, rng=0, alternative="greater")
+    assert r.pvalue == 1 / 201

@@ -1,4 +1,4 @@
-"""compare() routes F1 / precision / recall to issue 4's exact tests (needs pairperm.f1_test)."""
+"""compare() routes F1 / precision / recall to the exact ratio tests."""
 
 import pytest
 

@@ -2,7 +2,6 @@
 object, pmfs read in place, thread-count independence, Ctrl-C, interpreter exit and fork()."""
 
 import itertools
-import os
 import signal
 import subprocess
 import sys
@@ -151,13 +150,13 @@ def test_pvalue_from_distribution_reads_strided_and_float32_pmfs():
     base = rng.random(400)
     pmf = base[::2] / base[::2].sum()  # non-contiguous view
     offset, observed, twice_mean = -50, -40, -101
-    exact = sum(Fraction(float(v)) for i, v in enumerate(pmf) if abs(2 * (offset + i) - twice_mean) >= abs(2 * observed - twice_mean))
+    def exact(values):
+        return float(sum(Fraction(float(v)) for i, v in enumerate(values)
+                         if abs(2 * (offset + i) - twice_mean) >= abs(2 * observed - twice_mean)))
     p, _ = _core.pvalue_from_distribution(offset, pmf, observed, twice_mean, "two-sided")
-    assert p == pytest.approx(float(exact), rel=1e-14)
+    assert p == pytest.approx(exact(pmf), rel=1e-14)
     p32, _ = _core.pvalue_from_distribution(offset, pmf.astype(np.float32), observed, twice_mean, "two-sided")
-    exact32 = sum(Fraction(float(v)) for i, v in enumerate(pmf.astype(np.float32))
-                  if abs(2 * (offset + i) - twice_mean) >= abs(2 * observed - twice_mean))
-    assert p32 == pytest.approx(float(exact32), rel=1e-12)
+    assert p32 == pytest.approx(exact(pmf.astype(np.float32)), rel=1e-12)
 
 
 # -- one thread fan-out: results independent of the thread count -------------------------------

@@ -1,4 +1,4 @@
-"""The three engines against brute-force enumeration and exact integer arithmetic (SPEC §5)."""
+"""The three engines against brute-force enumeration and exact integer arithmetic."""
 
 from __future__ import annotations
 

@@ -245,14 +245,14 @@ def test_threads_give_the_same_answer():
 # ---------------------------------------------------------------- errors
 def test_negative_count_names_the_entry():
     a = np.array([[1, 0, 1], [2, 0, 0], [1, -1, 0]])
-    with pytest.raises(ValueError, match=r"negative count in a at entry 2: fp = -1"):
+    with pytest.raises(ValueError, match=r"negative count in x at entry 2: fp = -1"):
         pairperm.f1_test(a, a)
 
 
 def test_inconsistent_gold_names_the_entry():
     a = np.array([[1, 0, 1], [2, 0, 0], [1, 0, 0]])
     b = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 2]])
-    with pytest.raises(ValueError, match=r"inconsistent gold counts at entry 1: tp \+ fn is 2 for a but 1 for b"):
+    with pytest.raises(ValueError, match=r"inconsistent gold counts at entry 1: tp \+ fn is 2 for x but 1 for y"):
         pairperm.precision_test(a, b)
 
 
@@ -315,3 +315,22 @@ def test_read_f1_file_errors_name_file_and_line(tmp_path, content, message):
     path.write_text(content)
     with pytest.raises(ValueError, match=message):
         read_f1_file(path)
+
+
+def test_totals_near_int64_are_refused_not_wrapped():
+    big = 2**61
+    a = np.array([[1, 0, big - 10], [0, 0, 5]])
+    b = np.array([[0, 1, big - 9], [0, 0, 5]])
+    with pytest.raises(ValueError, match="2\\^61"):
+        pairperm.f1_test(a, b)
+
+
+def test_dataframe_columns_are_read_by_name():
+    pd = pytest.importorskip("pandas")
+    a, b = datasets.ner_like(300, seed=2)
+    want = pairperm.f1_test(a, b).pvalue
+    shuffled_a = pd.DataFrame(a, columns=["tp", "fp", "fn"])[["fn", "fp", "tp"]]
+    shuffled_b = pd.DataFrame(b, columns=["tp", "fp", "fn"])[["fn", "tp", "fp"]]
+    assert pairperm.f1_test(shuffled_a, shuffled_b).pvalue == want
+    with pytest.raises(ValueError, match="by name"):
+        pairperm.f1_test(pd.DataFrame(a, columns=["a", "b", "c"]), pd.DataFrame(b, columns=["a", "b", "c"]))

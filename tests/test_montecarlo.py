@@ -67,8 +67,8 @@ def test_two_dimensional_statistic_matches_numpy_implementation():
 def test_seeded_runs_repeat_and_do_not_depend_on_threads():
     x, y = datasets.stanza_pos_like(500)
     d = x - y
-    r1 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_threads=1)
-    r2 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_threads=2)
+    r1 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_jobs=1)
+    r2 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=42, n_jobs=2)
     r3 = pairperm.monte_carlo_test(d, -d, n_resamples=5000, rng=43)
     assert r1 == r2
     assert r1.hits != r3.hits  # another seed draws another stream (equal hits would be a 1-in-~100 fluke)
@@ -122,3 +122,36 @@ def test_bad_input():
         pairperm.monte_carlo_test([1, 2], [2, 1, 0])
     with pytest.raises(ValueError, match="integers"):
         pairperm.monte_carlo_test([1.5, 2], [2, 1])
+
+
+@pytest.mark.parametrize("hits,n", [(0, 10), (5, 10), (10, 10), (5, 10**8), (3000, 20000), (5 * 10**7, 10**8)])
+def test_clopper_pearson_equals_beta_quantiles(hits, n):
+    beta = pytest.importorskip("scipy.stats").beta
+    lo, hi = pairperm._stats.clopper_pearson(hits, n, 0.95)
+    ref_lo = beta.ppf(0.025, hits, n - hits + 1) if hits else 0.0
+    ref_hi = beta.ppf(0.975, hits + 1, n - hits) if hits < n else 1.0
+    assert lo == pytest.approx(ref_lo, rel=1e-8, abs=1e-300) and hi == pytest.approx(ref_hi, rel=1e-8)
+
+
+def test_same_rng_same_pvalue_whichever_function_samples():
+    x, y = datasets.stanza_pos_like(500, seed=5)
+    d = x - y
+    a = pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=9000, rng=7)
+    b = pairperm.monte_carlo_test(d, -d, n_resamples=9000, rng=7)
+    c = pairperm.structured_test(d, -d, method="monte_carlo", n_resamples=9000, rng=7)
+    assert a.hits == b.hits == c.hits and a.pvalue == b.pvalue == c.pvalue
+    # F1's packed 2-D sampler draws the same resamples as the plain m-D sampler.
+    fa, fb = datasets.ner_like(400, seed=1)
+    f = pairperm.f1_test(fa, fb, method="monte_carlo", n_resamples=5000, rng=3)
+    stat = pairperm.f1_test(fa, fb).statistic
+    tp_t, fp_t = int(fa[:, 0].sum() + fb[:, 0].sum()), int(fa[:, 1].sum() + fb[:, 1].sum())
+    gold = int(fa[:, 0].sum() + fa[:, 2].sum())
+
+    def f1_diff(s):
+        tpa, fpa = s[:, 0].astype(float), s[:, 1].astype(float)
+        tpb, fpb = tp_t - tpa, fp_t - fpa
+        return 2 * tpa / (tpa + fpa + gold) - 2 * tpb / (tpb + fpb + gold)
+
+    m = pairperm.monte_carlo_test(fa[:, :2], fb[:, :2], f1_diff, n_resamples=5000, rng=3)
+    assert m.statistic == pytest.approx(stat, rel=1e-12)
+    assert abs(m.hits - f.hits) <= 2  # float vs exact ties only

@@ -15,6 +15,13 @@ def test_readme_has_examples():
     assert len(BLOCKS) >= 3
 
 
+def test_readme_code_fences_are_balanced():
+    fences = [line for line in README.read_text(encoding="utf-8").splitlines() if line.lstrip().startswith("```")]
+    assert len(fences) % 2 == 0, "a code block in README.md is not closed"
+    # Fences alternate: an opening one may name a language, a closing one never does.
+    assert all(f.strip() == "```" for f in fences[1::2])
+
+
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index, capsys):
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})

@@ -195,7 +195,7 @@ def test_errors():
 def test_infeasible_md_points_to_monte_carlo():
     rng = np.random.default_rng(90)
     stay, swap = rng.integers(0, 60, (3000, 4)), rng.integers(0, 60, (3000, 4))
-    with pytest.raises(ValueError, match="monte_carlo_test"):
+    with pytest.raises(pairperm.SupportTooLargeError, match="method='monte_carlo'"):
         pairperm.structured_test(stay, swap, lambda s: s[:, 0])
 
 
@@ -205,3 +205,32 @@ def test_empty_and_constant():
     st = np.array([[1, 2], [3, 4]])
     r = pairperm.structured_test(st, st, lambda s: s.sum(1) * 1.0)
     assert r.pvalue == 1.0 and math.isclose(r.statistic, 10.0)
+
+
+def test_integer_valued_callable_is_compared_exactly():
+    # 4e12 - 3 is not a tie of 4e12; a float slack rtol * |h_obs| (= 4) would make it one.
+    stay, swap = [4 * 10**12, 1, 1, 1], [4 * 10**12 - 3, 0, 0, 0]
+    r = pairperm.structured_test(stay, swap, lambda s: s, alternative="greater")
+    assert r.pvalue == pytest.approx(1 / 16, rel=1e-9)
+    m = pairperm.monte_carlo_test(stay, swap, lambda s: s, alternative="greater", n_resamples=4000, rng=0)
+    assert m.pvalue_ci[0] <= 1 / 16 <= m.pvalue_ci[1]
+
+
+def test_statistic_not_finite_at_some_state_is_an_error():
+    with pytest.raises(ValueError, match="must be finite"):
+        pairperm.structured_test([1, 2], [-1, -2], lambda s: np.where(s == -3, np.inf, 1.0 * s))
+
+
+def test_md_callable_is_evaluated_in_chunks_of_the_box():
+    stay = np.array([[3, 0], [0, 2], [1, 1]])
+    swap = np.array([[0, 0], [0, 0], [0, 0]])
+    d = pairperm.null_distribution(stay, swap)
+    chunks = list(d.points(chunk=2))
+    assert sum(len(p) for p, _ in chunks) == d.pmf.size and max(len(p) for p, _ in chunks) == 2
+    got = pairperm.structured_test(stay, swap, lambda s: s[:, 0] - s[:, 1], alternative="greater").pvalue
+    h_obs = int(stay[:, 0].sum() - stay[:, 1].sum())
+    hits = 0
+    for choice in itertools.product((0, 1), repeat=3):
+        s = sum(swap[i] if c else stay[i] for i, c in enumerate(choice))
+        hits += int(s[0] - s[1]) >= h_obs
+    assert got == pytest.approx(hits / 8, rel=1e-12)

@@ -93,5 +93,6 @@ void bind_tests(py::module_& m);
 void bind_multidim(py::module_& m);
 void bind_toolbox(py::module_& m);
 void bind_runtime(py::module_& m);
+void bind_intervals(py::module_& m);
 
 }  // namespace pairperm::bindings

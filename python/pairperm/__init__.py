@@ -4,41 +4,56 @@ The heart is the exact paired-permutation test for additively decomposable stati
 (Zmigrod, Vieira & Cotterell, NAACL 2022), made fast by grouping equal local effects.
 """
 
-from ._distribution import Distribution
-from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
-from ._results import PermutationTestResult
+from ._bootstrap import BLEU_COLUMNS, bootstrap_test
+from ._classic import mcnemar_test, sign_test, wilcoxon_test
+from ._compare import compare
+from ._distribution import Distribution, MultiDistribution
+from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
+from ._montecarlo import monte_carlo_test
+from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
+from ._plot import plot_distribution, plot_pvalue_matrix, plot_result
+from ._results import (
+    BootstrapTestResult,
+    CompareResult,
+    McNemarResult,
+    MonteCarloTestResult,
+    PermutationTestResult,
+    SignTestResult,
+    WilcoxonResult,
+)
 from ._structured import structured_test
-from ._bootstrap import BLEU_COLUMNS, BootstrapTestResult, bootstrap_test
-from ._classic import McNemarResult, SignTestResult, WilcoxonResult, mcnemar_test, sign_test, wilcoxon_test
-from ._compare import CompareResult, compare
-from ._montecarlo import MonteCarloTestResult, monte_carlo_test
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
-    "Distribution",
-    "PermutationTestResult",
-    "convolve_dp",
-    "convolve_fft",
-    "f1_test",
-    "null_distribution",
-    "permutation_test",
-    "precision_test",
-    "recall_test",
-    "structured_test",
-    # issue 5: the rest of the toolbox
     "BLEU_COLUMNS",
     "BootstrapTestResult",
     "CompareResult",
+    "Distribution",
     "McNemarResult",
     "MonteCarloTestResult",
+    "MultiDistribution",
+    "PermutationTestResult",
+    "PrecisionWarning",
     "SignTestResult",
+    "SupportTooLargeError",
     "WilcoxonResult",
+    "__version__",
     "bootstrap_test",
     "compare",
+    "convolve_dp",
+    "convolve_fft",
+    "f1_test",
     "mcnemar_test",
     "monte_carlo_test",
+    "null_distribution",
+    "permutation_test",
+    "plot_distribution",
+    "plot_pvalue_matrix",
+    "plot_result",
+    "precision_test",
+    "recall_test",
     "sign_test",
+    "structured_test",
     "wilcoxon_test",
 ]

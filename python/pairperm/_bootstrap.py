@@ -10,17 +10,25 @@ resample.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
 from . import _core
-from ._montecarlo import _block_seed
-from ._results import _fmt
-from ._validation import apply_vectorised, as_real_array, check_alternative, check_n_resamples, check_same_length, seed_from_rng
+from ._errors import SupportTooLargeError
+from ._results import BootstrapTestResult
+from ._runner import block_seed, monte_carlo_options
+from ._validation import (
+    N_RESAMPLES,
+    Alternative,
+    ArrayLike,
+    apply_vectorised,
+    as_real_array,
+    check_alternative,
+    check_same_length,
+)
 
-__all__ = ["BootstrapTestResult", "bootstrap_test", "BLEU_COLUMNS"]
+__all__ = ["bootstrap_test", "BLEU_COLUMNS"]
 
 BUILTIN_METRICS = ("mean", "f1", "macro_f1", "bleu")
 
@@ -39,55 +47,9 @@ _BLOCK_ELEMENTS = 1 << 21
 # so for narrow matrices the C++ core consumes each count vector while it is in cache;
 # wide ones (macro-F1 over many classes) go to BLAS. Same counts either way.
 _FUSED_MAX_COLUMNS = 32
-
-
-@dataclass(frozen=True, repr=False)
-class BootstrapTestResult:
-    """Result of :func:`bootstrap_test`.
-
-    Attributes
-    ----------
-    statistic : float
-        ``delta = metric(A) - metric(B)`` on the full data.
-    pvalue : float
-        Berg-Kirkpatrick et al. (2012): fraction of resamples with ``delta_i > 2 delta``
-        ("greater"), ``delta_i < 2 delta`` ("less") or ``|delta_i - delta| > |delta|``
-        ("two-sided"). Can be 0; it is a Monte Carlo estimate.
-    confidence_interval : (float, float)
-        Percentile interval of the resampled ``delta_i`` at ``confidence_level``.
-    metric_a, metric_b : float
-        The metric of each system on the full data.
-    metric : str
-    alternative : str
-    n_resamples : int
-    confidence_level : float
-    bootstrap_distribution : ndarray
-        The K resampled deltas (not printed).
-    """
-
-    statistic: float
-    pvalue: float
-    confidence_interval: tuple
-    metric_a: float
-    metric_b: float
-    metric: str
-    alternative: str
-    n_resamples: int
-    confidence_level: float
-    bootstrap_distribution: np.ndarray = field(compare=False, repr=False)
-
-    def __repr__(self) -> str:
-        parts = [
-            f"statistic={_fmt(self.statistic)}",
-            f"pvalue={_fmt(self.pvalue)}",
-            f"confidence_interval={_fmt(self.confidence_interval)}",
-            f"metric_a={_fmt(self.metric_a)}",
-            f"metric_b={_fmt(self.metric_b)}",
-            f"metric={self.metric!r}",
-            f"alternative={self.alternative!r}",
-            f"n_resamples={self.n_resamples}",
-        ]
-        return f"{type(self).__name__}({', '.join(parts)})"
+# The resampled deltas are the result (the percentile interval needs all of them): refuse,
+# before allocating, more than this many bytes of them.
+_MAX_DISTRIBUTION_BYTES = 2**31
 
 
 # ---- built-in metrics on summed statistics (vectorised over the leading axis) ----
@@ -145,27 +107,67 @@ def _metric_function(metric: Union[str, Callable], shape: tuple, n: int, beta: f
     return metric, bleu_from_sums
 
 
+def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, alternative: Any,
+                       confidence_level: Any, beta: Any, zero_division: Any, n_jobs: Any) -> tuple:
+    func = "bootstrap_test"
+    check_alternative(alternative, func)
+    opts = monte_carlo_options("monte_carlo", n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
+    assert opts is not None
+    if 8 * opts.n_resamples > _MAX_DISTRIBUTION_BYTES:
+        raise SupportTooLargeError(
+            f"{func}: n_resamples={opts.n_resamples} would keep {8 * opts.n_resamples / 2**30:.1f} GiB of resampled "
+            f"deltas (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
+        )
+    xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
+    ya = as_real_array(y, "y", func, ndim=(1, 2, 3))
+    n = check_same_length(xa, ya, "x", "y", func)
+    if n == 0:
+        raise ValueError(f"{func}: x and y are empty; the bootstrap needs at least one entry")
+    if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and math.isfinite(beta) and beta >= 0):
+        raise ValueError(f"{func}: beta must be a finite number >= 0; got {beta!r}")
+    if not (isinstance(zero_division, (int, float)) and not isinstance(zero_division, bool) and 0 <= zero_division <= 1):
+        raise ValueError(f"{func}: zero_division must be a number in [0, 1]; got {zero_division!r}")
+    name, fn = _metric_function(metric, xa.shape[1:], n, beta, zero_division, func)
+    if name in ("f1", "macro_f1", "bleu"):
+        for arr_name, arr in (("x", xa), ("y", ya)):
+            neg = arr < 0
+            if neg.any():
+                raise ValueError(f"{func}: {arr_name} holds counts and must be non-negative; got {arr[neg][0]!r} "
+                                 f"at index {tuple(int(i) for i in np.argwhere(neg)[0])}")
+    return xa, ya, name, fn, opts
+
+
+def _bootstrap_hits(deltas: np.ndarray, delta: float, alternative: str) -> int:
+    """Resamples at least as extreme, ties included (Berg-Kirkpatrick et al.'s rule with >=)."""
+    if alternative == "greater":
+        return int(np.count_nonzero(deltas >= 2 * delta))
+    if alternative == "less":
+        return int(np.count_nonzero(deltas <= 2 * delta))
+    return int(np.count_nonzero(np.abs(deltas - delta) >= abs(delta)))
+
+
 def bootstrap_test(
-    a: Any,
-    b: Any,
+    x: ArrayLike,
+    y: ArrayLike,
     metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "mean",
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = N_RESAMPLES,
     rng: Any = None,
-    alternative: str = "two-sided",
+    alternative: Alternative = "two-sided",
     confidence_level: float = 0.95,
     beta: float = 1.0,
     zero_division: float = 0.0,
+    n_jobs: Optional[int] = None,
 ) -> BootstrapTestResult:
     """Paired bootstrap test over entries (same resampled indices for both systems).
 
     Parameters
     ----------
-    a, b : array_like of float, shape (N,) or (N, ...)
+    x, y : array_like of float, shape (N,) or (N, ...)
         Per-entry sufficient statistics of systems A and B; the metric is a function of
         their sums over entries.
     metric : {"mean", "f1", "macro_f1", "bleu"} or callable
-        - "mean": a, b of shape (N,); the mean score.
+        - "mean": x, y of shape (N,); the mean score.
         - "f1": shape (N, 3), per-entry (tp, fp, fn); micro F_beta of the summed counts.
         - "macro_f1": shape (N, C, 3), per-entry per-class (tp, fp, fn); mean over classes
           of the per-class F_beta.
@@ -173,49 +175,38 @@ def bootstrap_test(
           :data:`BLEU_COLUMNS` = (hyp_len, ref_len, correct_1..4, total_1..4), i.e.
           sacrebleu 2's segment statistics; corpus BLEU on sacrebleu's 0-100 scale with its
           default "exp" smoothing.
-        - callable: vectorised; receives summed statistics of shape (K,) + a.shape[1:]
+        - callable: vectorised; receives summed statistics of shape (K,) + x.shape[1:]
           (float64) and returns shape (K,).
     n_resamples : int
+        At most 2**28 (the resampled deltas are kept, 8 bytes each).
     rng : None, int or numpy.random.Generator
         An int seed makes runs repeatable (also across thread counts).
     alternative : {"two-sided", "greater", "less"}
-        "greater" is exactly the rule of Berg-Kirkpatrick et al. (2012): the fraction of
-        resamples with ``delta_i > 2 delta`` (evidence that A is better than B).
+        With ``delta = metric(A) - metric(B)`` and ``delta_i`` its value on resample i,
+        the hits are the resamples with ``delta_i >= 2 delta`` ("greater": the rule of
+        Berg-Kirkpatrick et al. (2012), evidence that A is better), ``delta_i <= 2 delta``
+        ("less") or ``|delta_i - delta| >= |delta|`` ("two-sided": both tails, so about
+        twice the one-sided value; sacrebleu's paired bootstrap reports the one-sided
+        count). Ties count, and ``p = (1 + hits) / (1 + n_resamples)`` as in every sampling
+        test of pairperm, so p is never 0; when ``delta == 0`` exactly, p = 1.
     confidence_level : float
         Of the percentile interval of the resampled delta.
     beta, zero_division : float
         For "f1" and "macro_f1": F_beta, and its value when the denominator is 0.
+    n_jobs : int or None
+        Resampling threads; None uses all cores. Results do not depend on it.
 
     Returns
     -------
     BootstrapTestResult
     """
     func = "bootstrap_test"
-    check_alternative(alternative)
-    n_resamples = check_n_resamples(n_resamples)
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"{func}: confidence_level must be in (0, 1); got {confidence_level!r}")
-    aa = as_real_array(a, "a", func, ndim=(1, 2, 3))
-    ba = as_real_array(b, "b", func, ndim=(1, 2, 3))
-    n = check_same_length(aa, ba, "a", "b", func)
-    if n == 0:
-        raise ValueError(f"{func}: a and b are empty; the bootstrap needs at least one entry")
-    if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and math.isfinite(beta) and beta >= 0):
-        raise ValueError(f"{func}: beta must be a finite number >= 0; got {beta!r}")
-    if not (isinstance(zero_division, (int, float)) and not isinstance(zero_division, bool) and 0 <= zero_division <= 1):
-        raise ValueError(f"{func}: zero_division must be a number in [0, 1]; got {zero_division!r}")
-    name, fn = _metric_function(metric, aa.shape[1:], n, beta, zero_division, func)
-    if name in ("f1", "macro_f1", "bleu"):
-        for arr_name, arr in (("a", aa), ("b", ba)):
-            neg = arr < 0
-            if neg.any():
-                raise ValueError(f"{func}: {arr_name} holds counts and must be non-negative; got {arr[neg][0]!r} "
-                                 f"at index {tuple(int(i) for i in np.argwhere(neg)[0])}")
-    seed = seed_from_rng(rng)
-
-    stat_shape = aa.shape[1:]
+    xa, ya, name, fn, opts = _bootstrap_test_iv(x, y, metric, n_resamples, rng, alternative, confidence_level, beta,
+                                                zero_division, n_jobs)
+    n = len(xa)
+    stat_shape = xa.shape[1:]
     m = int(np.prod(stat_shape, dtype=np.int64))
-    stats = np.concatenate([aa.reshape(n, m), ba.reshape(n, m)], axis=1).astype(np.float64)
+    stats = np.concatenate([xa.reshape(n, m), ya.reshape(n, m)], axis=1).astype(np.float64)
 
     def deltas(sums: np.ndarray) -> np.ndarray:
         k = len(sums)
@@ -230,35 +221,30 @@ def bootstrap_test(
     if not math.isfinite(delta):
         raise ValueError(f"{func}: the metric is not finite on the full data ({metric_a}, {metric_b})")
 
-    out = np.empty(n_resamples)
-    block = max(1, min(n_resamples, _BLOCK_ELEMENTS // n))
-    for i, start in enumerate(range(0, n_resamples, block)):
-        k = min(block, n_resamples - start)
-        block_seed = _block_seed(seed, i)
+    k_total = opts.n_resamples
+    out = np.empty(k_total)
+    block = max(1, min(k_total, _BLOCK_ELEMENTS // n))
+    for i, start in enumerate(range(0, k_total, block)):
+        k = min(block, k_total - start)
         if stats.shape[1] <= _FUSED_MAX_COLUMNS:
-            sums = _core.bootstrap_sums(stats, k, block_seed)
+            sums = _core.bootstrap_sums(stats, k, block_seed(opts.seed, i), opts.n_jobs)
         else:
-            sums = _core.bootstrap_counts(n, k, block_seed) @ stats
+            sums = _core.bootstrap_counts(n, k, block_seed(opts.seed, i), opts.n_jobs) @ stats
         out[start:start + k] = deltas(sums)
 
-    if alternative == "greater":
-        hits = np.count_nonzero(out > 2 * delta)
-    elif alternative == "less":
-        hits = np.count_nonzero(out < 2 * delta)
-    else:
-        hits = np.count_nonzero(np.abs(out - delta) > abs(delta))
-    tail = (1 - confidence_level) / 2
+    hits = _bootstrap_hits(out, delta, alternative)
+    tail = (1 - opts.confidence_level) / 2
     lo, hi = np.quantile(out, [tail, 1 - tail])
     return BootstrapTestResult(
         statistic=delta,
-        pvalue=int(hits) / n_resamples,
+        pvalue=1.0 if delta == 0 else (1 + hits) / (1 + k_total),
         confidence_interval=(float(lo), float(hi)),
         metric_a=metric_a,
         metric_b=metric_b,
         metric=name,
         alternative=alternative,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
+        n_resamples=k_total,
+        hits=hits,
+        confidence_level=opts.confidence_level,
         bootstrap_distribution=out,
     )
-

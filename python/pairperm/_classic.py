@@ -1,6 +1,6 @@
 """Exact McNemar, sign and Wilcoxon signed-rank tests, all evaluated on the grouped engine.
 
-Each of these is a paired sign-flip test, so its null is a structured sum (SPEC §1):
+Each of these is a paired sign-flip test, so its null is a structured sum:
 entry n contributes +e_n or -e_n with probability 1/2. McNemar and the sign test have
 e_n in {0, 1}; Wilcoxon has e_n = the doubled midrank of |x_n - y_n|, an integer even
 with ties, so the exact null needs no normal approximation at any N.
@@ -8,141 +8,43 @@ with ties, so the exact null needs no normal approximation at any N.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import numpy as np
 
-from . import _core
-from ._permutation import _reject
-from ._results import _fmt
-from ._stats import clopper_pearson
+from ._effects import LocalEffects
+from ._results import McNemarResult, SignTestResult, WilcoxonResult
+from ._runner import monte_carlo_options, run
+from ._statistics import SumStatistic
 from ._validation import (
+    N_RESAMPLES,
+    Alternative,
+    ArrayLike,
     as_int_array,
     as_real_array,
     check_alternative,
     check_method,
-    check_n_resamples,
     check_same_length,
-    seed_from_rng,
 )
 
-__all__ = ["McNemarResult", "SignTestResult", "WilcoxonResult", "mcnemar_test", "sign_test", "wilcoxon_test"]
+__all__ = ["mcnemar_test", "sign_test", "wilcoxon_test"]
 
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
-WILCOXON_METHODS = ("exact", "monte_carlo")
+WILCOXON_METHODS = ("auto", "exact", "monte_carlo")
 
 
-def _repr(obj: Any, names: tuple[str, ...]) -> str:
-    parts = []
-    for name in names:
-        v = getattr(obj, name)
-        if v is None:
-            continue
-        if name == "log_pvalue" and obj.pvalue >= 1e-300:
-            continue
-        parts.append(f"{name}={_fmt(v) if not isinstance(v, str) else repr(v)}")
-    return f"{type(obj).__name__}({', '.join(parts)})"
+def _sign_flip_effects(effect: np.ndarray) -> LocalEffects:
+    """S = sum of +-effect[n], s_obs = sum(effect): every test here is this structured sum."""
+    return LocalEffects.from_arrays(effect, -effect)
 
 
-@dataclass(frozen=True, repr=False)
-class McNemarResult:
-    """Result of :func:`mcnemar_test`.
-
-    Attributes
-    ----------
-    statistic : int
-        Entries that A got right and B got wrong (``n_a_only``).
-    pvalue, log_pvalue : float
-        Exact binomial p-value and its natural log.
-    alternative : str
-    n_a_only, n_b_only : int
-        The two discordant counts of the 2x2 table.
-    """
-
-    statistic: int
-    pvalue: float
-    log_pvalue: float
-    alternative: str
-    n_a_only: int
-    n_b_only: int
-
-    def __repr__(self) -> str:
-        return _repr(self, ("statistic", "pvalue", "log_pvalue", "alternative", "n_a_only", "n_b_only"))
+def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[float, float]:
+    effects = _sign_flip_effects(effect)
+    r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func)
+    return r.pvalue, r.log_pvalue
 
 
-@dataclass(frozen=True, repr=False)
-class SignTestResult:
-    """Result of :func:`sign_test`.
-
-    Attributes
-    ----------
-    statistic : int
-        Number of entries with ``x > y`` (``n_positive``).
-    pvalue, log_pvalue : float
-    alternative : str
-    n_positive, n_negative, n_zero : int
-        Entries with ``x > y``, ``x < y`` and ``x == y`` (zeros carry no information).
-    """
-
-    statistic: int
-    pvalue: float
-    log_pvalue: float
-    alternative: str
-    n_positive: int
-    n_negative: int
-    n_zero: int
-
-    def __repr__(self) -> str:
-        return _repr(self, ("statistic", "pvalue", "log_pvalue", "alternative", "n_positive", "n_negative", "n_zero"))
-
-
-@dataclass(frozen=True, repr=False)
-class WilcoxonResult:
-    """Result of :func:`wilcoxon_test`.
-
-    Attributes
-    ----------
-    statistic : float
-        As in ``scipy.stats.wilcoxon``: ``min(r_plus, r_minus)`` for two-sided,
-        ``r_plus`` otherwise (midranks, so possibly a half-integer).
-    pvalue, log_pvalue : float
-    alternative, method, zero_method : str
-    r_plus, r_minus : float
-        Rank sums of the positive and negative differences ("zsplit" adds half of
-        the zeros' ranks to each).
-    n_resamples, pvalue_ci :
-        Monte Carlo only.
-    """
-
-    statistic: float
-    pvalue: float
-    log_pvalue: float
-    alternative: str
-    method: str
-    zero_method: str
-    r_plus: float
-    r_minus: float
-    n_resamples: Optional[int] = None
-    pvalue_ci: Optional[tuple] = None
-
-    def __repr__(self) -> str:
-        return _repr(
-            self,
-            ("statistic", "pvalue", "log_pvalue", "alternative", "method", "zero_method", "r_plus", "r_minus",
-             "n_resamples", "pvalue_ci"),
-        )
-
-
-def _sign_flip_pvalue(effect: np.ndarray, alternative: str) -> tuple[float, float]:
-    """Exact P for S = sum of +-effect[n] against s_obs = sum(effect), on the grouped engine."""
-    summary = _core.summarize(effect, -effect)
-    p, log_p = _core.grouped_pvalue(summary, alternative)
-    return float(p), float(log_p)
-
-
-def mcnemar_test(correct_a: Any, correct_b: Any, *, alternative: str = "two-sided") -> McNemarResult:
+def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> McNemarResult:
     """Exact McNemar test for paired binary outcomes (e.g. per-example correctness).
 
     Only discordant entries matter: with ``n_a_only`` entries that A got right and B
@@ -153,28 +55,29 @@ def mcnemar_test(correct_a: Any, correct_b: Any, *, alternative: str = "two-side
 
     Parameters
     ----------
-    correct_a, correct_b : array_like of bool or {0, 1}, shape (N,)
+    x, y : array_like of bool or {0, 1}, shape (N,)
+        Per-entry correctness of systems A and B.
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that A is right more often than B.
     """
     func = "mcnemar_test"
-    check_alternative(alternative)
+    check_alternative(alternative, func)
     hint = "mcnemar_test takes 0/1 correctness per entry"
-    a = as_int_array(correct_a, "correct_a", func, hint=hint)
-    b = as_int_array(correct_b, "correct_b", func, hint=hint)
-    check_same_length(a, b, "correct_a", "correct_b", func)
-    for name, arr in (("correct_a", a), ("correct_b", b)):
+    a = as_int_array(x, "x", func, hint=hint)
+    b = as_int_array(y, "y", func, hint=hint)
+    check_same_length(a, b, "x", "y", func)
+    for name, arr in (("x", a), ("y", b)):
         bad = (arr != 0) & (arr != 1)
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(f"{func}: {name} must hold 0/1 (or bool) outcomes; got {arr[i]} at index {i}")
     d = a - b
     n_a, n_b = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-    p, log_p = _sign_flip_pvalue(d, alternative)
+    p, log_p = _sign_flip_pvalue(d, alternative, func)
     return McNemarResult(n_a, p, log_p, alternative, n_a, n_b)
 
 
-def sign_test(x: Any, y: Any, *, alternative: str = "two-sided") -> SignTestResult:
+def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> SignTestResult:
     """Exact sign test for paired real-valued scores.
 
     Counts the entries with ``x > y`` among those with ``x != y``; under the null it is
@@ -188,13 +91,13 @@ def sign_test(x: Any, y: Any, *, alternative: str = "two-sided") -> SignTestResu
         "greater": evidence that x tends to exceed y.
     """
     func = "sign_test"
-    check_alternative(alternative)
+    check_alternative(alternative, func)
     xa = as_real_array(x, "x", func)
     ya = as_real_array(y, "y", func)
     check_same_length(xa, ya, "x", "y", func)
     s = _signs(xa, ya)
     n_pos, n_neg = int(np.count_nonzero(s > 0)), int(np.count_nonzero(s < 0))
-    p, log_p = _sign_flip_pvalue(s, alternative)
+    p, log_p = _sign_flip_pvalue(s, alternative, func)
     return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg)
 
 
@@ -228,15 +131,47 @@ def doubled_midranks(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method: Any, n_resamples: Any, rng: Any,
+                      n_jobs: Any) -> tuple:
+    func = "wilcoxon_test"
+    check_alternative(alternative, func)
+    if zero_method not in ZERO_METHODS:
+        raise ValueError(f"{func}: zero_method must be one of {', '.join(map(repr, ZERO_METHODS))}; got {zero_method!r}")
+    check_method(method, WILCOXON_METHODS, func)
+    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
+    xa = as_real_array(x, "x", func)
+    ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func)
+    check_same_length(xa, ya, "x", "y", func)
+    return xa, ya, mc
+
+
+def _signed_ranks(xa: np.ndarray, ya: np.ndarray, zero_method: str) -> tuple[np.ndarray, float, float]:
+    """Local effects +-2 r_n (doubled midranks, integers even with ties) and the rank sums."""
+    sign = _signs(xa, ya)
+    absd = _abs_differences(xa, ya)
+    if zero_method == "wilcox":
+        keep = sign != 0
+        sign, r2 = sign[keep], doubled_midranks(absd[keep])
+        zero_r2 = 0
+    else:
+        r2 = doubled_midranks(absd)
+        zero_r2 = int(r2[sign == 0].sum()) if zero_method == "zsplit" else 0
+    effect = sign * r2  # zeros contribute 0: a flip leaves them where they are
+    r_plus = (int(r2[sign > 0].sum()) + zero_r2 / 2) / 2
+    r_minus = (int(r2[sign < 0].sum()) + zero_r2 / 2) / 2
+    return effect, r_plus, r_minus
+
+
 def wilcoxon_test(
-    x: Any,
-    y: Any = None,
+    x: ArrayLike,
+    y: Optional[ArrayLike] = None,
     *,
-    alternative: str = "two-sided",
-    zero_method: str = "wilcox",
-    method: str = "exact",
-    n_resamples: int = 20_000,
+    alternative: Alternative = "two-sided",
+    zero_method: Literal["wilcox", "pratt", "zsplit"] = "wilcox",
+    method: Literal["auto", "exact", "monte_carlo"] = "auto",
+    n_resamples: int = N_RESAMPLES,
     rng: Any = None,
+    n_jobs: Optional[int] = None,
 ) -> WilcoxonResult:
     """Wilcoxon signed-rank test, exact for any N including ties and zero differences.
 
@@ -259,47 +194,19 @@ def wilcoxon_test(
         and r_minus. Zero differences are unchanged by a sign flip, so in the exact null
         they only shift the ranks of the others: "pratt" and "zsplit" give the same
         p-value and differ only in the reported rank sums.
-    method : {"exact", "monte_carlo"}
-        "monte_carlo": sign flips sampled in the C++ core, ``p = (1 + hits) / (1 + K)``.
-    n_resamples, rng :
+    method : {"auto", "exact", "monte_carlo"}
+        "auto" and "exact": the exact null on the grouped engine. "monte_carlo": sign
+        flips sampled in the compiled core, ``p = (1 + hits) / (1 + K)``.
+    n_resamples, rng, n_jobs :
         Monte Carlo only; an int seed makes runs repeatable.
     """
     func = "wilcoxon_test"
-    check_alternative(alternative)
-    if zero_method not in ZERO_METHODS:
-        raise ValueError(f"{func}: zero_method must be one of {', '.join(map(repr, ZERO_METHODS))}; got {zero_method!r}")
-    check_method(method, WILCOXON_METHODS)
-    xa = as_real_array(x, "x", func)
-    ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func)
-    check_same_length(xa, ya, "x", "y", func)
-    if method == "monte_carlo":
-        n_resamples = check_n_resamples(n_resamples)
-        seed = seed_from_rng(rng)
-
-    sign = _signs(xa, ya)
-    absd = _abs_differences(xa, ya)
-    if zero_method == "wilcox":
-        keep = sign != 0
-        sign, r2 = sign[keep], doubled_midranks(absd[keep])
-        zero_r2 = 0
-    else:
-        r2 = doubled_midranks(absd)
-        zero_r2 = int(r2[sign == 0].sum()) if zero_method == "zsplit" else 0
-    effect = sign * r2  # zeros contribute 0: a flip leaves them where they are
-    r_plus = (int(r2[sign > 0].sum()) + zero_r2 / 2) / 2
-    r_minus = (int(r2[sign < 0].sum()) + zero_r2 / 2) / 2
+    xa, ya, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs)
+    effect, r_plus, r_minus = _signed_ranks(xa, ya, zero_method)
     statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
-
-    if method == "exact":
-        p, log_p = _sign_flip_pvalue(effect, alternative)
-        return WilcoxonResult(statistic, p, log_p, alternative, "exact", zero_method, r_plus, r_minus)
-
-    observed = int(effect.sum())
-    col = effect.reshape(-1, 1)
-    sums = _core.sample_sums(col, -col, n_resamples, seed)[:, 0]
-    hits = int(np.count_nonzero(_reject(sums, observed, 0, alternative)))
-    p = (1 + hits) / (1 + n_resamples)
+    effects = _sign_flip_effects(effect)
+    r = run(effects, SumStatistic(effects), alternative=alternative, method=method, func=func, mc=mc)
     return WilcoxonResult(
-        statistic, p, math.log(p), alternative, "monte_carlo", zero_method, r_plus, r_minus,
-        n_resamples=n_resamples, pvalue_ci=clopper_pearson(hits, n_resamples),
+        statistic, r.pvalue, r.log_pvalue, alternative, "monte_carlo" if method == "monte_carlo" else "exact",
+        zero_method, r_plus, r_minus, n_resamples=r.n_resamples, hits=r.hits, pvalue_ci=r.pvalue_ci,
     )

@@ -7,58 +7,18 @@ paired bootstrap for user-defined metrics.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Union
 
 import numpy as np
 
-from ._bootstrap import bleu_from_sums, f1_from_sums
-from ._results import _fmt
+from . import _bootstrap, _classic, _f1, _montecarlo, _permutation
+from ._results import CompareResult
+from ._validation import N_RESAMPLES, Alternative, ArrayLike, as_int_array, check_alternative, check_same_length
 
-__all__ = ["CompareResult", "compare", "METRICS"]
+__all__ = ["compare", "METRICS"]
 
-#: metric name -> (test pairperm runs, why)
-METRICS = {
-    "accuracy": "permutation_test",
-    "exact_match": "permutation_test",
-    "uas": "permutation_test",
-    "las": "permutation_test",
-    "sum": "permutation_test",
-    "f1": "f1_test",
-    "precision": "precision_test",
-    "recall": "recall_test",
-    "macro_f1": "monte_carlo_test",
-    "bleu": "monte_carlo_test",
-    "perplexity": "wilcoxon_test",
-    "mean": "bootstrap_test",
-}
 _INTEGER_SUMS = ("accuracy", "exact_match", "uas", "las", "sum")
-
-
-@dataclass(frozen=True, repr=False)
-class CompareResult:
-    """Result of :func:`compare`: the p-value, which test produced it and why.
-
-    Attributes
-    ----------
-    statistic, pvalue : float
-        Copied from ``result``.
-    test : str
-        Name of the pairperm function that was run.
-    reason : str
-    result : object
-        The full result object of that test.
-    """
-
-    statistic: Any
-    pvalue: float
-    test: str
-    reason: str
-    result: Any
-
-    def __repr__(self) -> str:
-        return (f"CompareResult(statistic={_fmt(self.statistic)}, pvalue={_fmt(self.pvalue)}, "
-                f"test={self.test!r}, reason={self.reason!r})")
+_CORPUS_SHAPES = {"macro_f1": "(N, C, 3)", "bleu": "(N, 10)"}
 
 
 def _done(result: Any, test: str, reason: str) -> CompareResult:
@@ -71,36 +31,106 @@ def _is_integral(arr: np.ndarray) -> bool:
     return arr.dtype.kind == "f" and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.floor(arr)))
 
 
+def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+    xa, ya = np.asarray(x), np.asarray(y)
+    if metric == "mean" and not (_is_integral(xa) and _is_integral(ya)):
+        r: Any = _bootstrap.bootstrap_test(x, y, "mean", n_resamples=n_resamples, rng=rng, alternative=alternative)
+        return _done(r, "bootstrap_test", "real-valued per-entry scores: paired bootstrap of the mean")
+    if xa.ndim == 1 and ya.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya)):
+        r = _classic.mcnemar_test(x, y, alternative=alternative)
+        return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
+                                        "(identical to the exact permutation test on 0/1 scores)")
+    r = _permutation.permutation_test(x, y, alternative=alternative)
+    return _done(r, "permutation_test", "sum of per-entry integer scores: exact paired-permutation test")
+
+
+def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+    name = f"{metric}_test"
+    r = getattr(_f1, name)(x, y, alternative=alternative)
+    return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: exact structured permutation test")
+
+
+def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+    # Lower perplexity is better, so "A better" (greater) means A's values are smaller.
+    flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
+    r = _classic.wilcoxon_test(x, y, alternative=flipped)
+    return _done(r, "wilcoxon_test", "real-valued per-entry scores such as perplexity: exact Wilcoxon "
+                                     "signed-rank test (Dror & Reichart)")
+
+
+def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+    """macro-F1 / BLEU of summed integer statistics: swapping an entry swaps its two rows of
+    statistics, so the local effects are (x_n, y_n) and (y_n, x_n)."""
+    func = "compare"
+    hint = "pairperm.bootstrap_test takes real-valued statistics"
+    xa = as_int_array(x, "x", func, ndim=(2, 3), hint=hint)
+    ya = as_int_array(y, "y", func, ndim=(2, 3), hint=hint)
+    check_same_length(xa, ya, "x", "y", func)
+    shape = xa.shape[1:]
+    if (metric == "macro_f1" and not (len(shape) == 2 and shape[1] == 3)) or (metric == "bleu" and shape != (10,)):
+        raise ValueError(f"{func}: metric={metric!r} needs statistics of shape {_CORPUS_SHAPES[metric]}; got {xa.shape}")
+    n, m = len(xa), int(np.prod(shape))
+    one = (lambda s: _bootstrap.f1_from_sums(s).mean(axis=-1)) if metric == "macro_f1" else _bootstrap.bleu_from_sums
+
+    def statistic(sums: np.ndarray) -> np.ndarray:
+        k = len(sums)
+        sums = sums.astype(np.float64)
+        return one(sums[:, :m].reshape((k,) + shape)) - one(sums[:, m:].reshape((k,) + shape))
+
+    fx, fy = xa.reshape(n, m), ya.reshape(n, m)
+    r = _montecarlo.monte_carlo_test(np.concatenate([fx, fy], axis=1), np.concatenate([fy, fx], axis=1), statistic,
+                                     n_resamples=n_resamples, rng=rng, alternative=alternative)
+    return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
+                                        "engine: Monte Carlo paired permutation (approximate randomisation)")
+
+
+def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
+    r = _bootstrap.bootstrap_test(x, y, metric, n_resamples=n_resamples, rng=rng, alternative=alternative)
+    return _done(r, "bootstrap_test", "user-defined metric of summed statistics: paired bootstrap (no exact test)")
+
+
+_ROUTES: dict[str, Callable[..., CompareResult]] = {
+    **{name: _integer_sum for name in _INTEGER_SUMS},
+    "mean": _integer_sum,
+    "f1": _ratio,
+    "precision": _ratio,
+    "recall": _ratio,
+    "macro_f1": _corpus,
+    "bleu": _corpus,
+    "perplexity": _perplexity,
+}
+#: The metric names compare() knows.
+METRICS = tuple(_ROUTES)
+
+
 def compare(
-    a: Any,
-    b: Any,
+    x: ArrayLike,
+    y: ArrayLike,
     metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "accuracy",
     *,
-    alternative: str = "two-sided",
-    n_resamples: int = 20_000,
+    alternative: Alternative = "two-sided",
+    n_resamples: int = N_RESAMPLES,
     rng: Any = None,
 ) -> CompareResult:
     """Compare systems A and B on the same entries with the test that fits `metric`.
 
-    ===========================================  =====================================  ===============================
-    metric (per-entry input)                      test                                   why
-    ===========================================  =====================================  ===============================
-    "accuracy", "exact_match", "uas", "las",      :func:`mcnemar_test` if 0/1,           exact; the metric is a sum of
-    "sum" (integer scores, shape (N,))            else :func:`permutation_test`          per-entry integer scores
-    "f1", "precision", "recall" ((N, 3) or        ``f1_test`` / ``precision_test`` /     exact structured test
-    (N, 2) counts)                                ``recall_test``
-    "macro_f1" ((N, C, 3)), "bleu" ((N, 10))      :func:`monte_carlo_test`               no exact engine; approximate
-                                                                                        randomisation of summed stats
-    "perplexity" (real, (N,))                     :func:`wilcoxon_test` (exact)          Dror & Reichart's recommendation
-    "mean" (real, (N,))                           :func:`bootstrap_test`                 real-valued mean; integer
-                                                                                        scores go to permutation_test
-    callable (vectorised on summed stats)         :func:`bootstrap_test`                 any metric of summed statistics
-    ===========================================  =====================================  ===============================
+    - ``"accuracy"``, ``"exact_match"``, ``"uas"``, ``"las"``, ``"sum"`` (integer scores,
+      shape (N,)): :func:`mcnemar_test` for 0/1 scores, else :func:`permutation_test`;
+      exact, since the metric is a sum of per-entry integer scores.
+    - ``"f1"``, ``"precision"``, ``"recall"`` ((N, 3) or (N, 2) counts): ``f1_test``,
+      ``precision_test``, ``recall_test``; exact structured tests.
+    - ``"macro_f1"`` ((N, C, 3)), ``"bleu"`` ((N, 10)): :func:`monte_carlo_test`; no exact
+      engine, approximate randomisation of summed statistics.
+    - ``"perplexity"`` (real, (N,)): :func:`wilcoxon_test`, exact (Dror & Reichart's
+      recommendation); lower is better.
+    - ``"mean"`` (real, (N,)): :func:`bootstrap_test`; integer scores go to
+      :func:`permutation_test`.
+    - a callable (vectorised on summed statistics): :func:`bootstrap_test`.
 
     Parameters
     ----------
-    a, b : array_like
-        Per-entry scores or sufficient statistics of A and B (see the table).
+    x, y : array_like
+        Per-entry scores or sufficient statistics of A and B (see the list).
     metric : str or callable
     alternative : {"two-sided", "greater", "less"}
         Passed on ("greater": A is better).
@@ -110,70 +140,12 @@ def compare(
     Returns
     -------
     CompareResult
+        ``test`` names the function that ran, ``reason`` says why.
     """
-    from . import _bootstrap, _classic, _montecarlo, _permutation
-
     func = "compare"
+    check_alternative(alternative, func)
     if callable(metric):
-        r = _bootstrap.bootstrap_test(a, b, metric, n_resamples=n_resamples, rng=rng, alternative=alternative)
-        return _done(r, "bootstrap_test", "user-defined metric of summed statistics: paired bootstrap (no exact test)")
-    if metric not in METRICS:
+        return _callable(x, y, metric, alternative, n_resamples, rng)
+    if not isinstance(metric, str) or metric not in _ROUTES:
         raise ValueError(f"{func}: metric must be a callable or one of {', '.join(map(repr, METRICS))}; got {metric!r}")
-
-    if metric in _INTEGER_SUMS or metric == "mean":
-        aa, ba = np.asarray(a), np.asarray(b)
-        if metric == "mean" and not (_is_integral(aa) and _is_integral(ba)):
-            r = _bootstrap.bootstrap_test(a, b, "mean", n_resamples=n_resamples, rng=rng, alternative=alternative)
-            return _done(r, "bootstrap_test", "real-valued per-entry scores: paired bootstrap of the mean")
-        if aa.ndim == 1 and ba.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (aa, ba)):
-            r = _classic.mcnemar_test(a, b, alternative=alternative)
-            return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
-                                            "(identical to the exact permutation test on 0/1 scores)")
-        r = _permutation.permutation_test(a, b, alternative=alternative)
-        return _done(r, "permutation_test", "sum of per-entry integer scores: exact paired-permutation test")
-
-    if metric in ("f1", "precision", "recall"):
-        import pairperm
-
-        name = METRICS[metric]
-        test = getattr(pairperm, name, None)
-        if test is None:
-            raise NotImplementedError(f"{func}: pairperm.{name} is not available in this build")
-        r = test(a, b, alternative=alternative)
-        return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: exact structured permutation test")
-
-    if metric == "perplexity":
-        # Lower perplexity is better, so "A better" (greater) means A's values are smaller.
-        flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
-        r = _classic.wilcoxon_test(a, b, alternative=flipped)
-        return _done(r, "wilcoxon_test", "real-valued per-entry scores such as perplexity: exact Wilcoxon "
-                                         "signed-rank test (Dror & Reichart)")
-
-    # macro_f1 / bleu: corpus metrics of summed integer statistics. Swapping an entry swaps
-    # its two rows of statistics, so the local effects are (a_n, b_n) and (b_n, a_n).
-    from ._validation import as_int_array, check_same_length
-
-    shape_ok = {"macro_f1": lambda s: len(s) == 3 and s[2] == 3, "bleu": lambda s: len(s) == 2 and s[1] == 10}[metric]
-    aa = as_int_array(a, "a", func, ndim=(2, 3), hint="pairperm.bootstrap_test takes real-valued statistics")
-    ba = as_int_array(b, "b", func, ndim=(2, 3), hint="pairperm.bootstrap_test takes real-valued statistics")
-    check_same_length(aa, ba, "a", "b", func)
-    if not shape_ok(aa.shape):
-        want = "(N, C, 3)" if metric == "macro_f1" else "(N, 10)"
-        raise ValueError(f"{func}: metric={metric!r} needs statistics of shape {want}; got {aa.shape}")
-    n = len(aa)
-    m = int(np.prod(aa.shape[1:]))
-    fa, fb = aa.reshape(n, m), ba.reshape(n, m)
-    shape = aa.shape[1:]
-    one = (lambda s: f1_from_sums(s).mean(axis=-1)) if metric == "macro_f1" else bleu_from_sums
-
-    def statistic(sums: np.ndarray) -> np.ndarray:
-        k = len(sums)
-        sums = sums.astype(np.float64)
-        return one(sums[:, :m].reshape((k,) + shape)) - one(sums[:, m:].reshape((k,) + shape))
-
-    r = _montecarlo.monte_carlo_test(
-        np.concatenate([fa, fb], axis=1), np.concatenate([fb, fa], axis=1), statistic,
-        n_resamples=n_resamples, rng=rng, alternative=alternative,
-    )
-    return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
-                                        "engine: Monte Carlo paired permutation (approximate randomisation)")
+    return _ROUTES[metric](x, y, metric, alternative, n_resamples, rng)

@@ -14,27 +14,28 @@ import math
 import numbers
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import numpy as np
 
 from . import _core
-from ._accuracy import resolve_small_pvalue
+from ._effects import LocalEffects
 from ._results import PermutationTestResult
-from ._stats import clopper_pearson
-from ._structured import multidim_distribution
+from ._runner import monte_carlo_options, run
+from ._statistics import RatioStatistic
 from ._validation import (
+    N_RESAMPLES,
+    Alternative,
+    ArrayLike,
     as_int_array,
     check_alternative,
     check_method,
-    check_n_resamples,
     check_same_length,
-    seed_from_rng,
 )
 
 __all__ = ["f1_test", "precision_test", "recall_test", "read_f1_file", "run_f1_file"]
 
-RATIO_METHODS = ("auto", "dp", "monte_carlo")
+RATIO_METHODS = ("auto", "exact", "dp", "monte_carlo")
 _COLUMNS = {3: ("tp", "fp", "fn"), 2: ("tp", "errors")}
 # Coefficients and counts must keep every numerator and denominator below 2^30 (the C++
 # comparisons then fit in 128 bits); beta and zero_division must be small exact fractions.
@@ -51,17 +52,34 @@ class _Ratio:
     b_den: tuple
 
 
+def _by_column_name(values: Any, name: str, func: str) -> Any:
+    """A DataFrame's (tp, fp, fn) or (tp, errors) columns, taken by name, never by position."""
+    columns = getattr(values, "columns", None)
+    if columns is None or not hasattr(values, "iloc"):
+        return values
+    labels = [str(c) for c in columns]
+    for wanted in (("tp", "fp", "fn"), ("tp", "errors")):
+        if set(wanted) <= set(labels):
+            return values[[columns[labels.index(w)] for w in wanted]].to_numpy()
+    if all(isinstance(c, (int, np.integer)) for c in columns) and list(columns) == list(range(len(columns))):
+        return values.to_numpy()  # unnamed columns: the caller's order is all there is
+    raise ValueError(f"{func}: {name} is a DataFrame with columns {labels}; name them 'tp', 'fp', 'fn' "
+                     "(or 'tp', 'errors') so that they are read by name")
+
+
 def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
-    a_arr = as_int_array(a, "a", func, ndim=2, hint="counts must be non-negative integers")
-    b_arr = as_int_array(b, "b", func, ndim=2, hint="counts must be non-negative integers")
-    check_same_length(a_arr, b_arr, "a", "b", func)
+    a_arr = as_int_array(_by_column_name(a, "x", func), "x", func, ndim=2, hint="counts must be non-negative integers")
+    b_arr = as_int_array(_by_column_name(b, "y", func), "y", func, ndim=2, hint="counts must be non-negative integers")
+    check_same_length(a_arr, b_arr, "x", "y", func)
     if a_arr.shape[1] not in _COLUMNS:
         raise ValueError(
-            f"{func}: a and b must have shape (N, 3) with per-entry (tp, fp, fn) counts or (N, 2) with "
+            f"{func}: x and y must have shape (N, 3) with per-entry (tp, fp, fn) counts or (N, 2) with "
             f"(tp, errors); got shape {a_arr.shape}"
         )
+    # Every column total of both systems below 2^61 (checked in the core): all sums below are exact int64.
+    _core.summarize_multi(a_arr, b_arr)
     cols = _COLUMNS[a_arr.shape[1]]
-    for name, arr in (("a", a_arr), ("b", b_arr)):
+    for name, arr in (("x", a_arr), ("y", b_arr)):
         neg = arr < 0
         if neg.any():
             i, j = (int(v) for v in np.argwhere(neg)[0])
@@ -73,8 +91,8 @@ def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(
-                f"{func}: inconsistent gold counts at entry {i}: tp + fn is {gold_a[i]} for a but {gold_b[i]} "
-                "for b (both systems are scored against the same gold annotation)"
+                f"{func}: inconsistent gold counts at entry {i}: tp + fn is {gold_a[i]} for x but {gold_b[i]} "
+                "for y (both systems are scored against the same gold annotation)"
             )
     return a_arr, b_arr
 
@@ -155,100 +173,57 @@ def _problem(kind: str, a: Any, b: Any, beta: Any, zero_division: Any, func: str
     return _Problem(stay, swap, ratio, zero, score_a - score_b, score_a, score_b)
 
 
-def _core_args(pr: _Problem) -> _core.RatioStatistic:
+def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) -> RatioStatistic:
     r = pr.ratio
     obs = pr.observed
     if abs(obs.numerator) >= 2**62 or obs.denominator >= 2**61:
-        raise ValueError("counts too large for the exact 128-bit comparison of ratio statistics")
-    return _core.RatioStatistic(r.a_num, r.a_den, r.b_num, r.b_den, (pr.zero.numerator, pr.zero.denominator),
+        raise ValueError(f"{func}: counts too large for the exact 128-bit comparison of ratio statistics")
+    args = _core.RatioStatistic(r.a_num, r.a_den, r.b_num, r.b_den, (pr.zero.numerator, pr.zero.denominator),
                                 (obs.numerator, obs.denominator))
+    # Recall's difference (2 TP_A - T) / G increases with its 1-D state TP_A.
+    return RatioStatistic(float(obs), args, increasing_in_s=kind == "recall", summary=effects.summary)
 
 
-def _run(kind: str, a: Any, b: Any, alternative: str, method: str, beta: Any, zero_division: Any,
-         n_resamples: int, rng: Any, func: str) -> PermutationTestResult:
-    check_alternative(alternative)
-    check_method(method, RATIO_METHODS)
-    if method == "monte_carlo":
-        n_resamples = check_n_resamples(n_resamples)
-        seed = seed_from_rng(rng)
-    pr = _problem(kind, a, b, beta, zero_division, func)
-    _core.summarize_multi(pr.stay, pr.swap)  # int64 overflow check before any allocation
-    args = _core_args(pr)
-    statistic = float(pr.observed)
-
-    if method == "monte_carlo":
-        hits = ratio_hits(pr.stay, pr.swap, n_resamples, seed, args, alternative)
-        p = (1 + hits) / (1 + n_resamples)
-        return PermutationTestResult(statistic, p, math.log(p), "monte_carlo", alternative,
-                                     n_resamples=n_resamples, pvalue_ci=clopper_pearson(hits, n_resamples))
-    if kind == "recall" and method == "auto":
-        # R_A - R_B is increasing in S' = TP_A - TP_B: the 1-D grouped engine with exact tails.
-        summary = _core.summarize_paired(pr.stay[:, 0], pr.swap[:, 0])
-        p, log_p = _core.grouped_pvalue(summary, alternative)
-        null = lambda: multidim_distribution(pr.stay, pr.swap, "auto")  # noqa: E731
-        return PermutationTestResult(statistic, float(p), float(log_p), "auto", alternative, _null=null)
-    def exact_by(m: str) -> tuple:
-        try:
-            dist = multidim_distribution(pr.stay, pr.swap, m)
-            p, log_p = _core.ratio_pvalue(dist.offset, dist.pmf, args, alternative)
-        except ValueError as exc:
-            raise ValueError(f"{func}: {exc}") from None
-        return float(p), float(log_p), dist
-
-    p, log_p, dist = exact_by(method)
-    bound = False
-    if method == "auto":
-        # The 2-D grouped engine is an inverse FFT: tiny p-values need the DP's relative accuracy.
-        box = np.abs(pr.swap - pr.stay).sum(axis=0).astype(float) + 1
-        p, log_p, bound, redo = resolve_small_pvalue(p, len(pr.stay) * float(np.prod(box)), lambda: exact_by("dp"), func)
-        if redo is not None:
-            dist = redo[2]
-    return PermutationTestResult(statistic, p, log_p, method, alternative, pvalue_is_bound=bound, _null=dist)
+def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
+                   n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
+    check_alternative(alternative, func)
+    check_method(method, RATIO_METHODS, func)
+    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
+    pr = _problem(kind, x, y, beta, zero_division, func)
+    stay, swap = (pr.stay[:, 0].copy(), pr.swap[:, 0].copy()) if pr.stay.shape[1] == 1 else (pr.stay, pr.swap)
+    effects = LocalEffects.from_arrays(stay, swap)
+    return effects, _ratio_statistic(pr, effects, kind, func), mc
 
 
-def ratio_hits(stay: np.ndarray, swap: np.ndarray, n_resamples: int, seed: int, args: _core.RatioStatistic,
-               alternative: str) -> int:
-    """Monte Carlo: how many of n_resamples null sums of the reduced effects reject (exactly)."""
-    d = stay.shape[1]
-    if d == 1:
-        sums = _core.sample_sums(stay, swap, n_resamples, seed)
-    else:
-        # Pack (s1, s2) into one int64, s1 * W + s2 with s2 shifted to [0, W): the sum is
-        # linear, so the sampler's fast 1-D path draws both coordinates at once.
-        lo = np.minimum(stay, swap)
-        width = int((np.abs(stay[:, 1] - swap[:, 1])).sum()) + 1
-        span0 = int((np.abs(stay[:, 0] - swap[:, 0])).sum()) + 1
-        if span0 * width >= 2**62:
-            sums = _core.sample_sums(stay, swap, n_resamples, seed)
-        else:
-            packed_stay = ((stay[:, 0] - lo[:, 0]) * width + (stay[:, 1] - lo[:, 1])).reshape(-1, 1)
-            packed_swap = ((swap[:, 0] - lo[:, 0]) * width + (swap[:, 1] - lo[:, 1])).reshape(-1, 1)
-            packed = _core.sample_sums(packed_stay, packed_swap, n_resamples, seed)[:, 0]
-            base = lo.sum(axis=0, dtype=np.int64)
-            sums = np.stack([packed // width + base[0], packed % width + base[1]], axis=1)
-    return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), args, alternative))
+def _ratio_test(kind: str, func: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
+                n_resamples: Any, rng: Any, n_jobs: Any) -> PermutationTestResult:
+    effects, stat, mc = _ratio_test_iv(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng,
+                                       n_jobs, func)
+    return run(effects, stat, alternative=alternative, method=method, func=func, mc=mc)
 
 
 _DOC_COMMON = """
     Parameters
     ----------
-    a, b : array_like of int, shape (N, 3) or (N, 2)
+    x, y : array_like of int, shape (N, 3) or (N, 2), or pandas DataFrames
         Per-entry counts of systems A and B: ``(tp, fp, fn)``, or ``(tp, errors)`` as in the
         reference implementation (rycolab/paired-perm-test; F1 only). With (N, 3) the gold
-        count ``tp + fn`` of each entry must agree between the systems.
+        count ``tp + fn`` of each entry must agree between the systems. DataFrame columns
+        are read by name (``tp``, ``fp``, ``fn`` or ``tp``, ``errors``), never by position.
     alternative : {"two-sided", "greater", "less"}
         The statistic is ``score_A - score_B`` (micro-averaged over all entries).
         greater: ``P[h(S) >= h_obs]`` (evidence that A is better), less: ``P[h(S) <= h_obs]``,
         two-sided: ``P[|h(S)| >= |h_obs|]``. Ties count; ratios are compared exactly.
-    method : {"auto", "dp", "monte_carlo"}
-        ``"auto"``: the grouped engine over the reduced state (certified truncation, mass
-        outside below 1e-40; p-values have absolute accuracy ~1e-14). ``"dp"``: the papers'
-        Alg. 3 over the same state (small N). ``"monte_carlo"``: ``n_resamples`` random
-        swaps, ``p = (1 + hits) / (1 + n_resamples)`` with a Clopper-Pearson ``pvalue_ci``.
+    method : {"auto", "exact", "dp", "monte_carlo"}
+        ``"auto"`` / ``"exact"``: the grouped engine over the reduced state (certified
+        truncation); p-values below the FFT's round-off (1e-12) are recomputed with the DP.
+        ``"dp"``: the papers' Alg. 3 over the same state (small N). ``"monte_carlo"``:
+        ``n_resamples`` random swaps, ``p = (1 + hits) / (1 + n_resamples)`` with a
+        Clopper-Pearson ``pvalue_ci``.
     zero_division : float in [0, 1]
         Value of a score whose denominator is 0 (scikit-learn's ``zero_division``).
-    n_resamples, rng
-        Monte Carlo only; an int seed makes runs repeatable.
+    n_resamples, rng, n_jobs
+        Monte Carlo only; an int seed makes runs repeatable; n_jobs threads (None: all cores).
 
     Returns
     -------
@@ -260,24 +235,31 @@ _DOC_COMMON = """
     ------
     ValueError
         Negative counts or inconsistent gold counts (naming the first bad entry), bad shapes,
-        or a support too large for exact work (then use ``method="monte_carlo"`` or
-        ``pairperm.monte_carlo_test``).
+        or a support too large for exact work (:class:`pairperm.SupportTooLargeError`; then
+        use ``method="monte_carlo"``).
 """
 
 
-def f1_test(a: Any, b: Any, *, alternative: str = "two-sided", method: str = "auto", beta: float = 1.0,
-            zero_division: float = 0.0, n_resamples: int = 20_000, rng: Any = None) -> PermutationTestResult:
-    return _run("f1", a, b, alternative, method, beta, zero_division, n_resamples, rng, "f1_test")
+def f1_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
+            method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", beta: float = 1.0,
+            zero_division: float = 0.0, n_resamples: int = N_RESAMPLES, rng: Any = None,
+            n_jobs: Optional[int] = None) -> PermutationTestResult:
+    return _ratio_test("f1", "f1_test", x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs)
 
 
-def precision_test(a: Any, b: Any, *, alternative: str = "two-sided", method: str = "auto",
-                   zero_division: float = 0.0, n_resamples: int = 20_000, rng: Any = None) -> PermutationTestResult:
-    return _run("precision", a, b, alternative, method, 1.0, zero_division, n_resamples, rng, "precision_test")
+def precision_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
+                   method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", zero_division: float = 0.0,
+                   n_resamples: int = N_RESAMPLES, rng: Any = None,
+                   n_jobs: Optional[int] = None) -> PermutationTestResult:
+    return _ratio_test("precision", "precision_test", x, y, alternative, method, 1.0, zero_division, n_resamples,
+                       rng, n_jobs)
 
 
-def recall_test(a: Any, b: Any, *, alternative: str = "two-sided", method: str = "auto",
-                zero_division: float = 0.0, n_resamples: int = 20_000, rng: Any = None) -> PermutationTestResult:
-    return _run("recall", a, b, alternative, method, 1.0, zero_division, n_resamples, rng, "recall_test")
+def recall_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
+                method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", zero_division: float = 0.0,
+                n_resamples: int = N_RESAMPLES, rng: Any = None, n_jobs: Optional[int] = None) -> PermutationTestResult:
+    return _ratio_test("recall", "recall_test", x, y, alternative, method, 1.0, zero_division, n_resamples, rng,
+                       n_jobs)
 
 
 f1_test.__doc__ = (
@@ -355,8 +337,9 @@ def read_f1_file(path: Any, delim: Optional[str] = None) -> tuple[np.ndarray, np
     return np.ascontiguousarray(arr[:, :2]), np.ascontiguousarray(arr[:, 2:])
 
 
-def run_f1_file(path: Any, delim: Optional[str] = None, *, alternative: str = "two-sided", method: str = "auto",
-                n_resamples: int = 20_000, rng: Any = None) -> list[str]:
+def run_f1_file(path: Any, delim: Optional[str] = None, *, alternative: Alternative = "two-sided",
+                method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", n_resamples: int = N_RESAMPLES,
+                rng: Any = None) -> list[str]:
     """``pairperm test FILE --metric f1``: read :func:`read_f1_file`'s format, run :func:`f1_test`,
     and return the lines to print."""
     a, b = read_f1_file(path, delim)

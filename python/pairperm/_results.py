@@ -1,13 +1,26 @@
-"""Result objects: frozen dataclasses in the style of scipy.stats results."""
+"""Result objects: frozen dataclasses in the style of scipy.stats results.
+
+Every result pickles (no closures held), prints through one repr rule and converts to
+plain Python values with ``to_dict()`` (for ``json.dumps`` and ``pandas.DataFrame``).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Optional, Union
 
-from ._distribution import Distribution
+import numpy as np
 
-__all__ = ["PermutationTestResult"]
+__all__ = [
+    "BootstrapTestResult",
+    "CompareResult",
+    "McNemarResult",
+    "MonteCarloTestResult",
+    "PermutationTestResult",
+    "SignTestResult",
+    "WilcoxonResult",
+]
 
 
 def _fmt(v: Any) -> str:
@@ -18,9 +31,49 @@ def _fmt(v: Any) -> str:
     return repr(v)
 
 
+def _plain(v: Any) -> Any:
+    if isinstance(v, _Result):
+        return v.to_dict()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    return v
+
+
+class _Result:
+    """Shared behaviour of the result dataclasses."""
+
+    # Fields shown by repr, in order; None values are left out, and so is log_pvalue
+    # while pvalue itself is representable.
+    _shown: ClassVar[tuple[str, ...]] = ()
+
+    def __repr__(self) -> str:
+        parts = []
+        for name in self._shown:
+            v = getattr(self, name)
+            if v is None or v is False:
+                continue
+            if name == "log_pvalue" and getattr(self, "pvalue", 0.0) >= 1e-300:
+                continue
+            parts.append(f"{name}={_fmt(v)}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def to_dict(self) -> dict:
+        """The public fields as plain Python values (no NumPy types, no arrays)."""
+        out = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if f.name.startswith("_") or isinstance(v, np.ndarray):
+                continue
+            out[f.name] = _plain(v)
+        return out
+
+
 @dataclass(frozen=True, repr=False)
-class PermutationTestResult:
-    """Result of :func:`pairperm.permutation_test` and :func:`pairperm.structured_test`.
+class PermutationTestResult(_Result):
+    """Result of the paired-permutation tests (:func:`pairperm.permutation_test`,
+    :func:`pairperm.structured_test`, :func:`pairperm.f1_test`, ...).
 
     Attributes
     ----------
@@ -31,18 +84,23 @@ class PermutationTestResult:
     log_pvalue : float
         Natural log of the p-value, accurate where ``pvalue`` underflows to 0.
     method : str
-        Engine used: ``"auto"`` (grouped), ``"dp"``, ``"fft"`` or ``"monte_carlo"``.
+        The method asked for (``"auto"``, ``"exact"``, ``"dp"``, ``"fft"``, ``"monte_carlo"``).
     alternative : str
-    null_distribution : Distribution or None
-        Null distribution of S (computed on first access for ``"auto"``);
-        None for Monte Carlo.
-    n_resamples : int or None
-        Monte Carlo only.
+    engine : str
+        What ran: ``"grouped"`` (grouped engine, exponential tilting for tails),
+        ``"enumeration"`` (all 2^n states listed), ``"meet_in_the_middle"``, ``"dp"``,
+        ``"fft"``, ``"saddlepoint_is"`` (importance sampling, real-valued scores) or
+        ``"monte_carlo"``.
+    n_resamples, hits : int or None
+        Sampling methods only: resamples drawn and resamples at least as extreme.
     pvalue_ci : (float, float) or None
-        Monte Carlo only: Clopper-Pearson 95% interval for the exact p-value.
+        Sampling methods only: 95% interval for the exact p-value.
     pvalue_is_bound : bool
-        True when ``pvalue`` is only an upper bound: an FFT-summed p-value fell below the
-        FFT's round-off and the exact DP was too costly (a PrecisionWarning says so).
+        True when ``pvalue`` is only an upper bound (a ``PrecisionWarning`` says why).
+    stopped_early : bool
+        Monte Carlo with ``alpha``: the interval excluded alpha before all resamples were drawn.
+    null_distribution : Distribution, MultiDistribution or None
+        Null distribution of S, recomputed on first access (None for sampling methods).
     """
 
     statistic: Union[int, float]
@@ -50,24 +108,202 @@ class PermutationTestResult:
     log_pvalue: float
     method: str
     alternative: str
+    engine: str = ""
     n_resamples: Optional[int] = None
+    hits: Optional[int] = None
     pvalue_ci: Optional[tuple] = None
     pvalue_is_bound: bool = False
-    _null: Union[Distribution, Callable[[], Distribution], None] = field(default=None, compare=False)
+    stopped_early: bool = False
+    _null: Any = field(default=None, compare=False)
+
+    _shown: ClassVar[tuple[str, ...]] = (
+        "statistic", "pvalue", "log_pvalue", "pvalue_is_bound", "method", "engine", "alternative",
+        "n_resamples", "pvalue_ci", "stopped_early",
+    )
 
     @property
-    def null_distribution(self) -> Optional[Distribution]:
-        if callable(self._null):
-            object.__setattr__(self, "_null", self._null())
-        return self._null  # type: ignore[return-value]
+    def null_distribution(self) -> Any:
+        cached = self.__dict__.get("_null_cache")
+        if cached is None and self._null is not None:
+            cached = self._null.build()
+            object.__setattr__(self, "_null_cache", cached)
+        return cached
 
-    def __repr__(self) -> str:
-        parts = [f"statistic={_fmt(self.statistic)}", f"pvalue={_fmt(self.pvalue)}"]
-        if self.pvalue == 0.0 or self.pvalue < 1e-300:
-            parts.append(f"log_pvalue={_fmt(self.log_pvalue)}")
-        if self.pvalue_is_bound:
-            parts.append("pvalue_is_bound=True")
-        parts += [f"method={self.method!r}", f"alternative={self.alternative!r}"]
-        if self.n_resamples is not None:
-            parts += [f"n_resamples={self.n_resamples}", f"pvalue_ci={_fmt(self.pvalue_ci)}"]
-        return f"{type(self).__name__}({', '.join(parts)})"
+    def __getstate__(self) -> dict:
+        # The recomputable distribution is not shipped: results stay light on the wire.
+        return {k: v for k, v in self.__dict__.items() if k != "_null_cache"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def plot(self, ax: Any = None, *, log: bool = False) -> Any:
+        """Plot the null distribution with the observed statistic and the rejection region."""
+        from ._plot import plot_result
+
+        return plot_result(self, ax=ax, log=log)
+
+
+@dataclass(frozen=True, repr=False)
+class MonteCarloTestResult(PermutationTestResult):
+    """Result of :func:`pairperm.monte_carlo_test` (always a sampling estimate)."""
+
+
+@dataclass(frozen=True, repr=False)
+class McNemarResult(_Result):
+    """Result of :func:`pairperm.mcnemar_test`.
+
+    Attributes
+    ----------
+    statistic : int
+        Entries that A got right and B got wrong (``n_a_only``).
+    pvalue, log_pvalue : float
+        Exact binomial p-value and its natural log.
+    alternative : str
+    n_a_only, n_b_only : int
+        The two discordant counts of the 2x2 table.
+    """
+
+    statistic: int
+    pvalue: float
+    log_pvalue: float
+    alternative: str
+    n_a_only: int
+    n_b_only: int
+
+    _shown: ClassVar[tuple[str, ...]] = ("statistic", "pvalue", "log_pvalue", "alternative", "n_a_only", "n_b_only")
+
+
+@dataclass(frozen=True, repr=False)
+class SignTestResult(_Result):
+    """Result of :func:`pairperm.sign_test`.
+
+    Attributes
+    ----------
+    statistic : int
+        Number of entries with ``x > y`` (``n_positive``).
+    pvalue, log_pvalue : float
+    alternative : str
+    n_positive, n_negative, n_zero : int
+        Entries with ``x > y``, ``x < y`` and ``x == y`` (zeros carry no information).
+    """
+
+    statistic: int
+    pvalue: float
+    log_pvalue: float
+    alternative: str
+    n_positive: int
+    n_negative: int
+    n_zero: int
+
+    _shown: ClassVar[tuple[str, ...]] = (
+        "statistic", "pvalue", "log_pvalue", "alternative", "n_positive", "n_negative", "n_zero",
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class WilcoxonResult(_Result):
+    """Result of :func:`pairperm.wilcoxon_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        As in ``scipy.stats.wilcoxon``: ``min(r_plus, r_minus)`` for two-sided,
+        ``r_plus`` otherwise (midranks, so possibly a half-integer).
+    pvalue, log_pvalue : float
+    alternative, method, zero_method : str
+        ``method`` is what ran: ``"exact"``, ``"normal"`` (normal approximation with a
+        continuity correction and the tie correction) or ``"monte_carlo"``.
+    r_plus, r_minus : float
+        Rank sums of the positive and negative differences ("zsplit" adds half of the
+        zeros' ranks to each).
+    pvalue_error : float or None
+        ``"normal"`` only: a bound on the absolute error of ``pvalue``.
+    n_resamples, hits, pvalue_ci :
+        Monte Carlo only.
+    """
+
+    statistic: float
+    pvalue: float
+    log_pvalue: float
+    alternative: str
+    method: str
+    zero_method: str
+    r_plus: float
+    r_minus: float
+    pvalue_error: Optional[float] = None
+    n_resamples: Optional[int] = None
+    hits: Optional[int] = None
+    pvalue_ci: Optional[tuple] = None
+
+    _shown: ClassVar[tuple[str, ...]] = (
+        "statistic", "pvalue", "log_pvalue", "alternative", "method", "zero_method", "r_plus", "r_minus",
+        "pvalue_error", "n_resamples", "pvalue_ci",
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class BootstrapTestResult(_Result):
+    """Result of :func:`pairperm.bootstrap_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        ``delta = metric(A) - metric(B)`` on the full data.
+    pvalue : float
+        ``(1 + hits) / (1 + n_resamples)``, hits counted by the rule of Berg-Kirkpatrick et
+        al. (2012) with ties included (see :func:`pairperm.bootstrap_test`); 1.0 when
+        ``delta == 0``.
+    confidence_interval : (float, float)
+        Percentile interval of the resampled ``delta_i`` at ``confidence_level``.
+    metric_a, metric_b : float
+        The metric of each system on the full data.
+    metric, alternative : str
+    n_resamples, hits : int
+    confidence_level : float
+    bootstrap_distribution : ndarray
+        The resampled deltas (not printed, not in ``to_dict``).
+    """
+
+    statistic: float
+    pvalue: float
+    confidence_interval: tuple
+    metric_a: float
+    metric_b: float
+    metric: str
+    alternative: str
+    n_resamples: int
+    hits: int
+    confidence_level: float
+    bootstrap_distribution: np.ndarray = field(compare=False, repr=False)
+
+    _shown: ClassVar[tuple[str, ...]] = (
+        "statistic", "pvalue", "confidence_interval", "metric_a", "metric_b", "metric", "alternative", "n_resamples",
+    )
+
+    @property
+    def log_pvalue(self) -> float:
+        return math.log(self.pvalue)
+
+
+@dataclass(frozen=True, repr=False)
+class CompareResult(_Result):
+    """Result of :func:`pairperm.compare`: the p-value, which test produced it and why.
+
+    Attributes
+    ----------
+    statistic, pvalue : float
+        Copied from ``result``.
+    test : str
+        Name of the pairperm function that was run.
+    reason : str
+    result : object
+        The full result object of that test.
+    """
+
+    statistic: Any
+    pvalue: float
+    test: str
+    reason: str
+    result: Any
+
+    _shown: ClassVar[tuple[str, ...]] = ("statistic", "pvalue", "test", "reason")

@@ -1,4 +1,4 @@
-"""Exact Clopper-Pearson intervals for Monte Carlo p-values (used by every sampling test)."""
+"""Exact (Clopper-Pearson) intervals for Monte Carlo p-values."""
 
 from __future__ import annotations
 
@@ -6,22 +6,17 @@ from . import _core
 
 
 def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Exact (Clopper-Pearson) interval for a binomial proportion, by bisection on exact tails."""
+    """Exact two-sided interval for the proportion hits / n (beta quantiles, O(1) in n)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1); got {confidence}")
-    alpha = (1.0 - confidence) / 2.0
+    lo, hi = _core.clopper_pearson(int(hits), int(n), float(confidence))
+    return float(lo), float(hi)
 
-    def solve(f, target: float) -> float:
-        lo, hi = 0.0, 1.0  # f increasing in p
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if f(mid) < target:
-                lo = mid
-            else:
-                hi = mid
-        return 0.5 * (lo + hi)
 
-    # lower: P[Bin(n, p) >= hits] = alpha; upper: P[Bin(n, p) <= hits] = alpha.
-    lower = 0.0 if hits == 0 else solve(lambda p: _core.binomial_sf_ge(n, p, hits), alpha)
-    upper = 1.0 if hits == n else solve(lambda p: _core.binomial_sf_ge(n, p, hits + 1), 1.0 - alpha)
-    return lower, upper
+def excludes(hits: int, n: int, confidence: float, value: float) -> bool:
+    """Whether the Clopper-Pearson interval of hits / n excludes `value`, without solving for it."""
+    tail = (1.0 - confidence) / 2.0
+    # lower > value  <=>  P[Bin(n, value) >= hits] < tail;  upper < value  <=>  P[Bin(n, value) <= hits] < tail.
+    if hits > 0 and _core.regularized_beta(int(hits), int(n - hits + 1), float(value)) < tail:
+        return True
+    return hits < n and 1.0 - _core.regularized_beta(int(hits + 1), int(n - hits), float(value)) < tail

@@ -1,13 +1,22 @@
-"""Argument checking shared by every public function (SPEC §4): clear errors, never a wrong answer."""
+"""Argument checking shared by every public function: clear errors, never a wrong answer."""
 
 from __future__ import annotations
 
+import math
 import numbers
-from typing import Any
+from typing import Any, Literal, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 ALTERNATIVES = ("two-sided", "greater", "less")
+Alternative = Literal["two-sided", "greater", "less"]
+ArrayLike = npt.ArrayLike
+
+#: The default number of resamples of every sampling method.
+N_RESAMPLES = 10_000
+#: Default relative tolerance for ties of float statistics.
+RTOL = 1e-12
 
 # Largest magnitude accepted for one value; sums are checked again in the C++ core.
 _MAX_ABS = 2**61
@@ -15,41 +24,94 @@ _MAX_ABS = 2**61
 REAL_VALUED_HINT = "for real-valued scores use pairperm.wilcoxon_test or pairperm.bootstrap_test"
 
 
-def check_alternative(alternative: str) -> str:
-    if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; got {alternative!r}")
+def check_alternative(alternative: Any, func: str = "") -> str:
+    if not isinstance(alternative, str) or alternative not in ALTERNATIVES:
+        raise ValueError(f"{_prefix(func)}alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; "
+                         f"got {alternative!r}")
     return alternative
 
 
-def check_method(method: str, valid: tuple[str, ...]) -> str:
-    if method not in valid:
-        raise ValueError(f"method must be one of {', '.join(map(repr, valid))}; got {method!r}")
+def check_method(method: Any, valid: tuple[str, ...], func: str = "") -> str:
+    if not isinstance(method, str) or method not in valid:
+        raise ValueError(f"{_prefix(func)}method must be one of {', '.join(map(repr, valid))}; got {method!r}")
     return method
 
 
-def check_n_resamples(n_resamples: Any) -> int:
+def _prefix(func: str) -> str:
+    return f"{func}: " if func else ""
+
+
+#: Largest n_resamples accepted: the hit counts and p = (1 + hits) / (1 + K) stay exact in float64.
+MAX_RESAMPLES = 2**53 - 2
+
+
+def check_n_resamples(n_resamples: Any, func: str = "") -> int:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral):
-        raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1; got {n_resamples}")
+        raise ValueError(f"{_prefix(func)}n_resamples must be a positive integer; got {n_resamples!r}")
+    if not 1 <= int(n_resamples) <= MAX_RESAMPLES:
+        raise ValueError(f"{_prefix(func)}n_resamples must be between 1 and 2**53 - 2; got {n_resamples}")
     return int(n_resamples)
 
 
-def seed_from_rng(rng: Any) -> int:
-    """A 64-bit seed for the C++ sampler from None, an int or a numpy Generator."""
-    if rng is None:
-        return int(np.random.default_rng().integers(0, 2**63, dtype=np.uint64))
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(0, 2**63, dtype=np.uint64))
+def check_rtol(rtol: Any, func: str) -> float:
+    """Relative tolerance for ties of float statistics: a finite number in [0, 1)."""
+    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not (math.isfinite(rtol) and 0 <= float(rtol) < 1):
+        raise ValueError(f"{func}: rtol must be a finite number in [0, 1); got {rtol!r}")
+    return float(rtol)
+
+
+def check_n_jobs(n_jobs: Any, func: str) -> int:
+    """Threads for the compiled core: None means all cores (passed on as 0)."""
+    if n_jobs is None:
+        return 0
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
+        raise ValueError(f"{func}: n_jobs must be None (all cores) or an integer >= 1; got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def check_probability(value: Any, name: str, func: str, *, optional: bool = False) -> Optional[float]:
+    """A number strictly between 0 and 1 (alpha, confidence_level)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
+        raise ValueError(f"{func}: {name} must be a number in (0, 1){' or None' if optional else ''}; got {value!r}")
+    return float(value)
+
+
+def check_statistic(statistic: Any, func: str) -> Any:
+    if statistic is not None and not callable(statistic):
+        raise ValueError(f"{func}: statistic must be None or a callable; got {type(statistic).__name__}")
+    return statistic
+
+
+def check_rng(rng: Any, func: str = "") -> None:
+    """The accepted kinds of `rng`, checked without drawing from it."""
+    if rng is None or isinstance(rng, np.random.Generator):
+        return
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
-            raise ValueError(f"rng seed must be non-negative; got {rng}")
+            raise ValueError(f"{_prefix(func)}rng seed must be non-negative; got {rng}")
+        return
+    raise ValueError(f"{_prefix(func)}rng must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}")
+
+
+def seed_from_rng(rng: Any, func: str = "") -> int:
+    """A 64-bit seed for the C++ sampler from None, an int or a numpy Generator."""
+    check_rng(rng, func)
+    if rng is None:
+        return int(np.random.default_rng().integers(0, 2**63, dtype=np.uint64))
+    if isinstance(rng, numbers.Integral):
         # Mix the user's seed so that nearby seeds give unrelated streams.
         return int(np.random.default_rng(int(rng)).integers(0, 2**63, dtype=np.uint64))
-    raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}")
+    return int(rng.integers(0, 2**63, dtype=np.uint64))
 
 
 def _read(values: Any, name: str, func: str, ndim: int | tuple[int, ...]) -> np.ndarray:
+    if isinstance(values, np.ma.MaskedArray):
+        if np.ma.getmaskarray(values).any():
+            raise ValueError(f"{func}: {name} is a masked array with masked entries; drop or fill them first "
+                             "(a paired test needs every entry of both systems)")
+        values = values.data
     try:
         arr = np.asarray(values)
     except (OverflowError, ValueError) as exc:
@@ -69,7 +131,9 @@ def _check_magnitude(arr: np.ndarray, name: str, func: str) -> None:
             raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
 
 
-def as_int_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT) -> np.ndarray:
+def as_int_array(
+    values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT
+) -> np.ndarray:
     """Validate integer-valued data and return it as a C-contiguous int64 array (never a view we write to)."""
     arr = _read(values, name, func, ndim)
     kind = arr.dtype.kind

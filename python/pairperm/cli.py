@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -35,12 +35,39 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds * 1e3:9.3f} ms"
 
 
-def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out=None) -> None:
+# Below this p-value the rejected tail is invisible on a linear axis: the figure uses a log axis.
+PLOT_LOG_BELOW = 1e-4
+
+
+def save_plot(result, path: Path, out=None) -> None:
+    """Write the figure of an exact result (null pmf, observed statistic, rejection region)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError('--plot needs matplotlib: pip install "pairperm[plot]"') from None
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    from ._plot import plot_result
+
+    ax = plot_result(result, log=result.pvalue < PLOT_LOG_BELOW)
+    try:
+        ax.figure.savefig(path, bbox_inches="tight", dpi=120)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot write the figure: {exc.strerror or exc}") from None
+    finally:
+        plt.close(ax.figure)
+    print(f"figure: {path}", file=out or sys.stdout)
+
+
+def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out=None,
+             plot: Optional[Path] = None) -> None:
     out = out or sys.stdout
     x, y = stanza_pos_like(n, seed)
     print(
         f"pairperm demo: two POS taggers on {n:,} synthetic sentences (the papers' experiment, seed {seed})\n"
-        f"  correct tokens: A = {int(x.sum()):,}, B = {int(y.sum()):,}, statistic T = sum(x) - sum(y) = {int(x.sum() - y.sum()):,}\n",
+        f"  correct tokens: A = {int(x.sum()):,}, B = {int(y.sum()):,}, "
+        f"statistic T = sum(x) - sum(y) = {int(x.sum() - y.sum()):,}\n",
         file=out,
     )
     print(f"  {'method':<28} {'p-value (two-sided)':>22} {'time':>12}", file=out)
@@ -55,6 +82,8 @@ def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RES
     ]
     for label, fn in rows:
         res, dt = _timed(fn)
+        if res.method == "auto":
+            exact = res
         print(f"  {label:<28} {res.pvalue:>22.6g} {_fmt_time(dt)}", file=out)
         if res.method == "auto":
             print(f"  {'':<28} {'log p = ' + format(res.log_pvalue, '.6f'):>22}", file=out)
@@ -67,6 +96,8 @@ def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RES
         "  cannot resolve p below ~1/K.",
         file=out,
     )
+    if plot is not None:
+        save_plot(exact, plot, out)
 
 
 def read_accuracy_file(path: Path, delim: str) -> tuple[np.ndarray, np.ndarray]:
@@ -96,9 +127,12 @@ def read_accuracy_file(path: Path, delim: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_test_file(
-    path: Path, delim: str, alternative: str, method: str, mc: Optional[int], out=None, metric: str = "acc"
+    path: Path, delim: str, alternative: Any, method: Any, mc: Optional[int], out=None, metric: str = "acc",
+    plot: Optional[Path] = None,
 ) -> None:
     out = out or sys.stdout
+    if plot is not None and (metric != "acc" or mc):
+        raise ValueError("--plot draws the exact null distribution of S: it needs --metric acc and no --mc")
     if metric == "f1":
         t0 = time.perf_counter()
         lines = run_f1_file(
@@ -121,6 +155,8 @@ def run_test_file(
     if res.pvalue_ci is not None:
         print(f"95% CI of the exact p-value: [{res.pvalue_ci[0]:.6g}, {res.pvalue_ci[1]:.6g}]", file=out)
     print(f"time: {dt * 1e3:.3f} ms", file=out)
+    if plot is not None:
+        save_plot(res, plot, out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="exact vs Monte Carlo on the papers' experiment data (N = 10,000)")
     demo.add_argument("--n", type=int, default=DEMO_N, help=argparse.SUPPRESS)
+    demo.add_argument("--plot", type=Path, metavar="PNG", help="also draw the exact null distribution (needs matplotlib)")
     test = sub.add_parser("test", help="test a file in the reference implementation's format")
     test.add_argument("file", type=Path)
     test.add_argument(
@@ -140,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
     test.add_argument("--method", choices=[m for m in TEST_METHODS if m != "monte_carlo"], default="auto")
     test.add_argument("--mc", type=int, default=0, metavar="K", help="Monte Carlo with K resamples instead")
+    test.add_argument(
+        "--plot", type=Path, metavar="PNG",
+        help="also draw the null distribution, observed statistic and rejection region (needs matplotlib; "
+        f"log axis when p < {PLOT_LOG_BELOW:g})",
+    )
     return parser
 
 
@@ -147,14 +189,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            run_demo(n=args.n)
+            run_demo(n=args.n, plot=args.plot)
         else:
             delim = "\t" if args.delim in ("tab", "\\t", "\t") else args.delim
             if delim not in (",", "\t"):
                 raise ValueError(f"--delim must be ',' or 'tab'; got {args.delim!r}")
             if args.mc < 0:
                 raise ValueError(f"--mc must be a positive number of resamples; got {args.mc}")
-            run_test_file(args.file, delim, args.alternative, args.method, args.mc or None, metric=args.metric)
+            run_test_file(
+                args.file, delim, args.alternative, args.method, args.mc or None, metric=args.metric, plot=args.plot
+            )
     except ValueError as exc:
         print(f"pairperm: error: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""Synthetic evaluation data: the papers' runtime experiment (SPEC §6)."""
+"""Synthetic evaluation data: the papers' runtime experiment."""
 
 from __future__ import annotations
 

@@ -1,16 +1,15 @@
-"""Timings of the issue-5 toolbox at N = 10^4, K = 10^4 (pulled into bench/compare.py).
+"""Timings of the resampling and classical tests at N = 10^4, K = 10^4 (pulled into bench/compare.py).
 
 `cases()` returns (label, zero-argument callable) pairs; running this file prints medians.
 """
 
 from __future__ import annotations
 
-
 import numpy as np
 
 import pairperm
-from timing import median_seconds
 from pairperm import datasets
+from timing import median_seconds
 
 N = 10_000
 K = 10_000

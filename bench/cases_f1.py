@@ -1,7 +1,7 @@
-"""Issue 4 benchmarks: exact f1_test at N = 10^4 on NER-like counts, next to a Monte Carlo
+"""Benchmarks of the F1 tests: exact f1_test at N = 10^4 on NER-like counts, next to a Monte Carlo
 run with K = 20,000 resamples on the same data (same reduced state, same exact comparison).
 
-`cases()` is what bench/compare.py pulls in; `python bench/bench_issue4.py` prints medians.
+`cases()` is what bench/compare.py pulls in; `python bench/cases_f1.py` prints medians.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Callable
 
 import pairperm
-from timing import median_seconds
 from pairperm import datasets
+from timing import median_seconds
 
 N = 10_000
 K = 20_000

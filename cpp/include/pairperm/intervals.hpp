@@ -1,0 +1,20 @@
+// Exact (Clopper-Pearson) confidence intervals for a binomial proportion, in O(1) in the
+// number of trials: beta quantiles from the regularized incomplete beta function.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+namespace pairperm {
+
+// I_x(a, b), the regularized incomplete beta function, for integers a, b >= 1: equal to
+// P[Binomial(a + b - 1, x) >= a]. Relative accuracy ~1e-14 for any a, b.
+double regularized_beta(std::int64_t a, std::int64_t b, double x);
+
+// The x in [0, 1] with I_x(a, b) = q (integers a, b >= 1, 0 < q < 1).
+double beta_quantile(std::int64_t a, std::int64_t b, double q);
+
+// Two-sided Clopper-Pearson interval at `confidence` for `hits` successes in `n` trials.
+std::pair<double, double> clopper_pearson(std::int64_t hits, std::int64_t n, double confidence);
+
+}  // namespace pairperm

@@ -1,0 +1,135 @@
+"""Sphinx configuration for pairperm's documentation.
+
+Build:  python -m sphinx -W --keep-going -b html docs build/docs
+Tests:  python -m sphinx -W --keep-going -b doctest docs build/doctest
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+# A developer build (./dev-build.sh) leaves the compiled _core in python/pairperm: document that
+# checkout. Otherwise the installed package is documented (pip install ".[docs]").
+if any((ROOT / "python" / "pairperm").glob("_core*.so")) or any((ROOT / "python" / "pairperm").glob("_core*.pyd")):
+    sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(HERE / "_scripts"))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+
+import pairperm  # noqa: E402
+
+project = "pairperm"
+author = "pairperm developers"
+copyright = "pairperm developers"
+release = pairperm.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.doctest",
+    "sphinx.ext.mathjax",
+    "matplotlib.sphinxext.plot_directive",
+]
+
+exclude_patterns = ["_build", "_scripts"]
+html_theme = "furo"
+html_title = f"pairperm {release}"
+html_static_path: list = []
+
+# NumPy-style docstrings.
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+napoleon_use_ivar = True
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # the docstrings describe types in NumPy style
+
+# Doctests (`-b doctest`) run every >>> block of these pages and of the docstrings they include.
+doctest_global_setup = """
+import numpy as np
+import pairperm
+np.set_printoptions(legacy=False)
+"""
+
+# Figures are drawn when the site is built; nothing rendered is committed.
+plot_include_source = True
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 110)]
+plot_rcparams = {"figure.figsize": (6.4, 3.8)}
+plot_pre_code = "import numpy as np\nimport pairperm\nimport matplotlib.pyplot as plt"
+
+
+def _check_api_complete(app) -> None:
+    """Every name in pairperm.__all__ has an entry in api.rst (a warning, so -W fails the build)."""
+    from sphinx.util import logging
+
+    text = (HERE / "api.rst").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\.\. auto(?:function|class|data)::\s+pairperm\.(\w+)", text, flags=re.M))
+    missing = sorted(set(pairperm.__all__) - documented)
+    extra = sorted(documented - set(pairperm.__all__))
+    log = logging.getLogger(__name__)
+    if missing:
+        log.warning("api.rst does not document pairperm.%s", ", pairperm.".join(missing))
+    if extra:
+        log.warning("api.rst documents names not in pairperm.__all__: %s", ", ".join(extra))
+
+
+def _write_benchmark_tables(app) -> None:
+    """The benchmark tables are the README's, extracted at build time (one source of truth)."""
+    import readme_bench
+
+    out = HERE / "_generated"
+    out.mkdir(exist_ok=True)
+    for name, block in readme_bench.blocks().items():
+        target = out / f"{name}.txt"
+        if not target.exists() or target.read_text(encoding="utf-8") != block:
+            target.write_text(block, encoding="utf-8")
+
+
+# Bridge until the docstrings themselves are edited: plain-text habits that reST misreads.
+# `|x|` (an absolute value) is a substitution reference in reST, and a simple-table
+# continuation line indented into the gap between two columns breaks the table.
+_ABS = re.compile(r"(?<![`|])\|([^|`\n]+)\|(?![`|_])")
+
+
+def _realign_simple_tables(lines: list) -> None:
+    """Indent a continuation line (blank first column) like the text above it in its column."""
+    border = re.compile(r"^(\s*)(=+)( +=+)+\s*$")
+    inside, starts = False, []
+    for i, line in enumerate(lines):
+        if border.match(line):
+            starts = [m.start() for m in re.finditer(r"=+", line)]
+            inside = True
+            continue
+        if not line.strip():
+            inside = False
+        if not inside or i == 0 or line[: starts[1]].strip():
+            continue
+        first = len(line) - len(line.lstrip())
+        col = max(c for c in starts if c <= first)
+        stop = next((c for c in starts if c > col), None)
+        above = lines[i - 1][col:stop]
+        shift = len(above) - len(above.lstrip()) - (first - col)
+        if above.strip() and shift > 0:
+            lines[i] = " " * shift + line
+
+
+def _docstring_fixes(app, what, name, obj, options, lines) -> None:
+    for i, line in enumerate(lines):
+        parts = line.split("``")  # even parts lie outside inline literals
+        lines[i] = "``".join(_ABS.sub(r"``|\1|``", p) if j % 2 == 0 else p for j, p in enumerate(parts))
+    _realign_simple_tables(lines)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _docstring_fixes)
+    app.connect("builder-inited", _check_api_complete)
+    app.connect("builder-inited", _write_benchmark_tables)

@@ -1,0 +1,284 @@
+"""Figures of null distributions, test results and p-value matrices (matplotlib, optional).
+
+matplotlib is imported inside the functions only, so ``import pairperm`` never needs it;
+``pip install "pairperm[plot]"`` brings it in.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ._validation import ALTERNATIVES
+
+__all__ = ["plot_distribution", "plot_result", "plot_pvalue_matrix"]
+
+# Up to this many possible values of S each gets its own bar; beyond it bars would be
+# thinner than a pixel, so the pmf is drawn as a step line.
+MAX_BARS = 120
+# Drawn range: values with at least this fraction of the peak probability (linear axis), and
+# the round-off level of FFT-based pmfs on a log axis.
+VISIBLE_LINEAR = 1e-8
+FFT_ROUNDOFF = 1e-14
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - exercised only without matplotlib
+        raise ImportError(
+            "pairperm's plots need matplotlib: pip install \"pairperm[plot]\" (or pip install matplotlib)"
+        ) from None
+    return plt
+
+
+def _axes(ax: Any):
+    if ax is None:
+        return _pyplot().subplots()[1]
+    _pyplot()  # a clear message if matplotlib is missing even when ax is given
+    return ax
+
+
+def _check_alternative(alternative: str, func: str) -> None:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"{func}: alternative must be one of {', '.join(map(repr, ALTERNATIVES))}; got {alternative!r}")
+
+
+def _fmt_p(p: float, log_p: Optional[float] = None) -> str:
+    if p == 0.0 and log_p is not None and math.isfinite(log_p):
+        return f"log p = {log_p:.6g}"
+    return f"p = {p:.4g}"
+
+
+def _rejected(values: np.ndarray, observed: Any, twice_mean: int, alternative: str) -> np.ndarray:
+    """Rejection region of the identity statistic; integer arithmetic when observed is an integer."""
+    if alternative == "greater":
+        return values >= observed
+    if alternative == "less":
+        return values <= observed
+    if isinstance(observed, (numbers.Integral, np.integer)):
+        return np.abs(2 * values - twice_mean) >= abs(2 * int(observed) - twice_mean)
+    return np.abs(2.0 * values - twice_mean) >= abs(2.0 * observed - twice_mean)
+
+
+def _observed_value(observed: Any, func: str):
+    if isinstance(observed, (bool, np.bool_)) or not isinstance(observed, (numbers.Real, np.integer, np.floating)):
+        raise ValueError(f"{func}: observed must be a number (a value of S); got {observed!r}")
+    if isinstance(observed, (numbers.Integral, np.integer)):
+        return int(observed)
+    value = float(observed)
+    if not math.isfinite(value):
+        raise ValueError(f"{func}: observed must be finite; got {observed!r}")
+    return int(value) if value.is_integer() else value
+
+
+def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: str,
+          pvalue: Optional[float] = None, log_pvalue: Optional[float] = None):
+    _check_alternative(alternative, func)
+    pmf = np.asarray(getattr(dist, "pmf", None) if dist is not None else None)
+    if dist is None or pmf.ndim != 1:
+        shape = None if dist is None else pmf.shape
+        raise ValueError(f"{func}: needs a 1-D pairperm.Distribution; got pmf of shape {shape}")
+    ax = _axes(ax)
+    # Lattice holes (S moves in steps of the local effects' differences) carry no mass: draw the
+    # values S can take, not a comb of zeros.
+    keep = pmf > 0
+    values = np.asarray(dist.support)[keep]
+    probs = pmf[keep]
+    if values.size == 0:
+        raise ValueError(f"{func}: the distribution has no mass to draw")
+    # 2 E[S] is an integer (the sum of stay + swap); rounding removes the float dot product's error.
+    twice_mean = int(round(2.0 * float(np.dot(values.astype(np.float64), probs) / probs.sum())))
+    if observed is not None:
+        observed = _observed_value(observed, func)
+        reject_all = _rejected(values, observed, twice_mean, alternative)
+        if pvalue is None:
+            pvalue = min(1.0, math.fsum(probs[reject_all]))
+
+    # What is drawn: on a linear axis mass below VISIBLE_LINEAR of the peak is invisible anyway;
+    # on a log axis FFT-based pmfs (absolute accuracy ~1e-16 of the peak) stop at their round-off.
+    floor = VISIBLE_LINEAR if not log else (0.0 if getattr(dist, "method", "") == "dp" else FFT_ROUNDOFF)
+    shown = probs >= probs.max() * floor
+    values, probs = values[shown], probs[shown]
+    reject = reject_all[shown] if observed is not None else np.zeros(values.shape, dtype=bool)
+
+    width = float(np.min(np.diff(values))) if values.size > 1 else 1.0
+    lo_edge, hi_edge = float(values[0]) - width / 2, float(values[-1]) + width / 2
+    if observed is not None:
+        lo_edge, hi_edge = min(lo_edge, observed - width / 2), max(hi_edge, observed + width / 2)
+
+    if values.size <= MAX_BARS:
+        ax.bar(values[~reject], probs[~reject], width=0.8 * width, color="C0", label="null pmf")
+        if reject.any():
+            ax.bar(values[reject], probs[reject], width=0.8 * width, color="C3")
+    else:
+        ax.step(values, probs, where="mid", color="C0", label="null pmf")
+        if reject.any():
+            ax.fill_between(values, probs, where=reject, step="mid", color="C3", alpha=0.6, linewidth=0)
+
+    if observed is not None:
+        label: Optional[str] = f"rejection region, {_fmt_p(float(pvalue or 0.0), log_pvalue)} ({alternative})"
+        for start, stop in _regions(observed, twice_mean, alternative, lo_edge, hi_edge):
+            ax.axvspan(start, stop, color="C3", alpha=0.12, label=label)
+            label = None  # one legend entry for both tails
+        if label is not None:  # the region holds no drawn value: keep the p-value in the legend
+            ax.plot([], [], color="C3", alpha=0.3, linewidth=8, label=label)
+        ax.axvline(observed, color="k", linestyle="--", linewidth=1.2, label=f"observed S = {observed}")
+        ax.legend(loc="best", fontsize="small")
+
+    ax.set_xlim(lo_edge - width / 2, hi_edge + width / 2)
+    ax.set_xlabel("S (summed local effects)")
+    ax.set_ylabel("P[S = s] under the null")
+    if log:
+        ax.set_yscale("log")
+    return ax
+
+
+def _regions(observed: Any, twice_mean: int, alternative: str, lo: float, hi: float) -> list:
+    """x-intervals of the rejection region clipped to the drawn support [lo, hi]."""
+    if alternative == "greater":
+        spans = [(observed, hi)]
+    elif alternative == "less":
+        spans = [(lo, observed)]
+    else:
+        dist = abs(2 * observed - twice_mean) / 2
+        mu = twice_mean / 2
+        spans = [(lo, mu - dist), (mu + dist, hi)]
+        if dist == 0:  # every value is at least as extreme: the whole support
+            spans = [(lo, hi)]
+    return [(max(a, lo), min(b, hi)) for a, b in spans if min(b, hi) > max(a, lo)]
+
+
+def plot_distribution(dist: Any, ax: Any = None, observed: Any = None, alternative: str = "two-sided",
+                      log: bool = False):
+    """Draw the null pmf of a 1-D :class:`pairperm.Distribution`.
+
+    Parameters
+    ----------
+    dist : Distribution
+        A 1-D null distribution of S (from :func:`pairperm.null_distribution` or a result's
+        ``null_distribution``).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; a new figure is made when None.
+    observed : int or float, optional
+        Observed value of S: drawn as a vertical dashed line, with the rejection region
+        shaded and its probability (the p-value) in the legend. Greater: ``S >= observed``;
+        less: ``S <= observed``; two-sided: ``|S - mu| >= |observed - mu|`` with ``mu`` the
+        distribution's mean.
+    alternative : {"two-sided", "greater", "less"}
+    log : bool
+        Logarithmic y axis, to see the tails.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Notes
+    -----
+    Values of S that carry no probability (holes of the lattice S lives on) are not
+    drawn, nor, on a linear axis, values below 1e-8 of the peak. Up to 120 values are
+    drawn as bars (those in the rejection region in red), more as a step line with the
+    rejection region filled. The legend's p-value is the pmf summed over the whole
+    region; a test's own p-value is more accurate in deep tails (see
+    :func:`plot_result`). The pmf of the ``"auto"`` and ``"fft"`` engines has absolute
+    accuracy ~1e-16 of its peak, so with ``log=True`` only values above 1e-14 of the
+    peak are drawn; ``"dp"`` distributions are accurate relatively and drawn in full.
+    """
+    return _draw(dist, ax, observed, alternative, log, "plot_distribution")
+
+
+def plot_result(result: Any, ax: Any = None, log: bool = False):
+    """Draw a test's null distribution, its observed statistic and rejection region.
+
+    Parameters
+    ----------
+    result : PermutationTestResult
+        A result with a 1-D ``null_distribution`` whose statistic is the sum S itself:
+        :func:`pairperm.permutation_test` with an exact method, or
+        :func:`pairperm.structured_test` with ``statistic=None``.
+    ax : matplotlib.axes.Axes, optional
+    log : bool
+        Logarithmic y axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The legend shows the test's own p-value (``result.pvalue``, or ``log_pvalue``
+        when it underflows to 0).
+    """
+    func = "plot_result"
+    dist = getattr(result, "null_distribution", None)
+    if dist is None:
+        raise ValueError(
+            f"{func}: the result has no null distribution (Monte Carlo and bootstrap results keep none); "
+            "use an exact method"
+        )
+    if np.ndim(dist.pmf) != 1:
+        raise ValueError(f"{func}: the null distribution is {np.ndim(dist.pmf)}-dimensional; only 1-D S can be drawn")
+    statistic = result.statistic
+    if not isinstance(statistic, (numbers.Integral, np.integer)) or isinstance(statistic, bool):
+        raise ValueError(
+            f"{func}: the statistic ({statistic!r}) is a function h(S), not a value of S; draw "
+            "result.null_distribution with plot_distribution instead"
+        )
+    return _draw(dist, ax, int(statistic), result.alternative, log, func,
+                 pvalue=float(result.pvalue), log_pvalue=float(getattr(result, "log_pvalue", math.nan)))
+
+
+def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, ax: Any = None):
+    """Heatmap of pairwise p-values between systems, significant cells marked.
+
+    Parameters
+    ----------
+    matrix : array_like of float, shape (n, n)
+        ``matrix[i, j]`` is the p-value of system i against system j, in [0, 1]; NaN
+        (e.g. the diagonal) is left blank.
+    names : sequence of str, length n
+        System names for both axes.
+    alpha : float
+        Cells with ``p < alpha`` get a ``*`` after the value.
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Colour is ``log10 p`` (darker is more significant); each cell shows its p-value.
+    """
+    func = "plot_pvalue_matrix"
+    p = np.asarray(matrix, dtype=np.float64)
+    if p.ndim != 2 or p.shape[0] != p.shape[1]:
+        raise ValueError(f"{func}: matrix must be square (n, n); got shape {p.shape}")
+    names = [str(s) for s in names]
+    if len(names) != p.shape[0]:
+        raise ValueError(f"{func}: {len(names)} names for a {p.shape[0]} x {p.shape[1]} matrix")
+    finite = p[~np.isnan(p)]
+    if finite.size and (finite.min() < 0 or finite.max() > 1):
+        raise ValueError(f"{func}: p-values must lie in [0, 1] (NaN for blank cells); got values in "
+                         f"[{finite.min():g}, {finite.max():g}]")
+    alpha = float(alpha)
+    if not 0 < alpha < 1:
+        raise ValueError(f"{func}: alpha must be in (0, 1); got {alpha!r}")
+    ax = _axes(ax)
+    n = p.shape[0]
+    # Colour by log10 p, floored where the colour scale stops resolving anything useful.
+    floor = min(-3.0, math.floor(math.log10(alpha)) - 2)
+    with np.errstate(divide="ignore"):
+        shade = np.clip(np.log10(p), floor, 0.0)
+    image = ax.imshow(np.ma.masked_invalid(shade), cmap="viridis", vmin=floor, vmax=0.0)
+    ax.figure.colorbar(image, ax=ax, label="log10 p")
+    for i in range(n):
+        for j in range(n):
+            if np.isnan(p[i, j]):
+                continue
+            mark = "*" if p[i, j] < alpha else ""
+            ax.text(j, i, f"{p[i, j]:.2g}{mark}", ha="center", va="center", fontsize="small",
+                    color="white" if shade[i, j] < floor / 2 else "black")
+    ax.set_xticks(range(n))
+    ax.set_xticklabels(names, rotation=45, ha="right")
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(names)
+    ax.set_title(f"pairwise p-values (* p < {alpha:g})")
+    return ax

@@ -1,0 +1,132 @@
+"""The statistic kinds every test is built from.
+
+A statistic answers three questions about the local effects it was built for: its
+observed value, the p-value summed over a null distribution, and how many of a block of
+sampled (or enumerated) sums are at least as extreme. Some also have an exact tail
+route that needs no distribution at all (the grouped engine with exponential tilting).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Union
+
+import numpy as np
+
+from . import _core
+from ._distribution import Distribution, MultiDistribution
+from ._effects import LocalEffects
+from ._validation import apply_vectorised
+
+__all__ = ["CallableStatistic", "RatioStatistic", "SumStatistic", "reject_sums"]
+
+Dist = Union[Distribution, MultiDistribution]
+
+
+def reject_sums(sums: np.ndarray, observed: int, twice_mean: int, alternative: str) -> np.ndarray:
+    """Rejection region of S itself, in exact integers: greater S >= s_obs, less S <= s_obs,
+    two-sided |2S - 2mu| >= |2 s_obs - 2mu| (half-integer means stay integers)."""
+    if alternative == "greater":
+        return sums >= observed
+    if alternative == "less":
+        return sums <= observed
+    return np.abs(2 * sums - twice_mean) >= abs(2 * observed - twice_mean)
+
+
+class SumStatistic:
+    """The statistic S itself (1-D integer local effects), compared in exact integers."""
+
+    def __init__(self, effects: LocalEffects) -> None:
+        self._summary = effects.summary
+        self.value: int = int(effects.summary.observed)
+        self._twice_mean = int(effects.summary.twice_mean)
+
+    has_tilted = True
+
+    def tilted(self, alternative: str) -> tuple[float, float]:
+        p, log_p = _core.grouped_pvalue(self._summary, alternative)
+        return float(p), float(log_p)
+
+    def from_distribution(self, dist: Dist, alternative: str) -> float:
+        assert isinstance(dist, Distribution)
+        p, _ = _core.pvalue_from_distribution(dist.offset, dist.pmf, self.value, self._twice_mean, alternative)
+        return float(p)
+
+    def count(self, sums: np.ndarray, alternative: str) -> int:
+        return int(np.count_nonzero(reject_sums(sums[:, 0], self.value, self._twice_mean, alternative)))
+
+
+class RatioStatistic:
+    """A difference of two ratios of affine functions of S (F-beta, precision, recall),
+    compared by exact integer cross-multiplication in the core."""
+
+    def __init__(self, value: float, core_args: Any, *, increasing_in_s: bool, summary: Any) -> None:
+        self.value = value
+        self._args: Any = core_args
+        # Recall's difference is increasing in its 1-D S: the grouped engine's tails apply.
+        self._increasing = increasing_in_s
+        self._summary = summary
+
+    @property
+    def has_tilted(self) -> bool:
+        return self._increasing
+
+    def tilted(self, alternative: str) -> tuple[float, float]:
+        p, log_p = _core.grouped_pvalue(self._summary, alternative)
+        return float(p), float(log_p)
+
+    def from_distribution(self, dist: Dist, alternative: str) -> float:
+        offset = (dist.offset,) if isinstance(dist, Distribution) else dist.offset
+        p, _ = _core.ratio_pvalue(offset, dist.pmf, self._args, alternative)
+        return float(p)
+
+    def count(self, sums: np.ndarray, alternative: str) -> int:
+        return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), self._args, alternative))
+
+
+class CallableStatistic:
+    """A user's vectorised statistic h of S. Integer results are compared exactly; float
+    results tie within rtol * |h_obs| (see the test functions' ``rtol``)."""
+
+    def __init__(self, fn: Callable[[np.ndarray], Any], effects: LocalEffects, rtol: float, func: str) -> None:
+        self._fn = fn
+        self._one_d = effects.one_d
+        self._func = func
+        obs = np.asarray(effects.observed, dtype=np.int64).reshape((1,) if self._one_d else (1, effects.m))
+        h_obs = apply_vectorised(fn, obs, 1, func)
+        if not np.isfinite(h_obs).all():
+            raise ValueError(f"{func}: the statistic is {h_obs[0]} at the observed value; it must be finite")
+        self.value: Any = h_obs[0].item()
+        # Integer statistics are compared exactly: a float slack would let 4e12 - 3 tie with 4e12.
+        self._slack = 0.0 if h_obs.dtype.kind in "iu" else rtol * abs(self.value)
+
+    has_tilted = False
+
+    def _extreme(self, points: np.ndarray, alternative: str) -> np.ndarray:
+        h = apply_vectorised(self._fn, points[:, 0] if self._one_d else points, len(points), self._func)
+        if not np.isfinite(h).all():
+            bad = int(np.argmin(np.isfinite(h)))
+            raise ValueError(
+                f"{self._func}: the statistic returned {h[bad]} at S = {points[bad].tolist()}; it must be finite "
+                "at every value S can take"
+            )
+        if alternative == "greater":
+            return h >= self.value - self._slack
+        if alternative == "less":
+            return h <= self.value + self._slack
+        return np.abs(h) >= abs(self.value) - self._slack
+
+    def from_distribution(self, dist: Dist, alternative: str) -> float:
+        terms: list[float] = []
+        if isinstance(dist, Distribution):
+            chunks: Any = [(dist.support.reshape(-1, 1), dist.pmf)]
+        else:
+            chunks = dist.points()
+        for points, weights in chunks:
+            keep = weights > 0  # impossible states (lattice holes, round-off zeros) are never evaluated
+            if keep.any():
+                terms.extend(weights[keep][self._extreme(points[keep], alternative)].tolist())
+        return float(min(1.0, math.fsum(terms)))
+
+    def count(self, sums: np.ndarray, alternative: str) -> int:
+        return int(np.count_nonzero(self._extreme(sums, alternative)))

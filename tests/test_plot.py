@@ -1,0 +1,252 @@
+"""Figures: what is drawn (bars, lines, shaded regions, labels, legend), not pixels."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+import pairperm  # noqa: E402
+from pairperm import _plot  # noqa: E402
+from pairperm.datasets import stanza_pos_like  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def brute_force(stay, swap):
+    """Exact pmf of S by listing all 2^N swap patterns: {value: Fraction}."""
+    pmf = {}
+    for pattern in itertools.product((0, 1), repeat=len(stay)):
+        s = sum(sw if b else st for st, sw, b in zip(stay, swap, pattern))
+        pmf[s] = pmf.get(s, 0) + Fraction(1, 2 ** len(stay))
+    return pmf
+
+
+def bars(ax):
+    return [p for c in ax.containers for p in c.patches]
+
+
+def spans(ax):
+    """x extents of the shaded rejection spans (axvspan rectangles in data x)."""
+    out = []
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_alpha() is not None and patch.get_alpha() < 0.2:
+            x0 = patch.get_x()
+            out.append((x0, x0 + patch.get_width()))
+    return sorted(out)
+
+
+def legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def observed_line_x(ax):
+    xs = [line.get_xdata() for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(xs) == 1
+    return xs[0][0]
+
+
+def legend_p(ax):
+    (text,) = [t for t in legend_texts(ax) if "p =" in t]
+    return float(re.search(r"p = ([0-9.eE+-]+)", text).group(1))
+
+
+STAY = np.array([1, -2, 3, 0, 4, -1, 2])
+SWAP = np.array([-1, 2, -3, 0, -4, 1, -2])
+OBSERVED = int(STAY.sum())  # 7
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_bars_region_and_pvalue_match_enumeration(alternative):
+    dist = pairperm.null_distribution(STAY, SWAP, method="dp")
+    exact = brute_force(STAY.tolist(), SWAP.tolist())
+    ax = pairperm.plot_distribution(dist, observed=OBSERVED, alternative=alternative)
+    assert isinstance(ax, matplotlib.axes.Axes)
+
+    drawn = sorted((p.get_x() + p.get_width() / 2, p.get_height()) for p in bars(ax))
+    assert [round(x) for x, _ in drawn] == sorted(exact)  # one bar per value S can take, no holes
+    for x, h in drawn:
+        assert h == pytest.approx(float(exact[round(x)]), rel=1e-12)
+
+    mu = sum(Fraction(a + b, 2) for a, b in zip(STAY, SWAP))
+    if alternative == "greater":
+        region = {s for s in exact if s >= OBSERVED}
+    elif alternative == "less":
+        region = {s for s in exact if s <= OBSERVED}
+    else:
+        region = {s for s in exact if abs(s - mu) >= abs(OBSERVED - mu)}
+    red = {round(p.get_x() + p.get_width() / 2) for p in bars(ax) if p.get_facecolor()[0] > 0.6}
+    assert red == region
+    assert legend_p(ax) == pytest.approx(float(sum(exact[s] for s in region)), rel=1e-3)
+    assert observed_line_x(ax) == OBSERVED
+    # The shaded spans cover exactly the rejected values.
+    for s in exact:
+        inside = any(a <= s <= b for a, b in spans(ax))
+        assert inside == (s in region), s
+    assert ax.get_xlabel() and ax.get_ylabel()
+    assert any(f"observed S = {OBSERVED}" in t for t in legend_texts(ax))
+    assert any(alternative in t for t in legend_texts(ax))
+
+
+def test_two_sided_about_a_nonzero_mean():
+    stay, swap = np.array([3, 5, 1, 2]), np.array([1, 0, 1, 6])  # mean 9.5
+    dist = pairperm.null_distribution(stay, swap, method="dp")
+    exact = brute_force(stay.tolist(), swap.tolist())
+    ax = pairperm.plot_distribution(dist, observed=8)
+    region = {s for s in exact if abs(2 * s - 19) >= abs(2 * 8 - 19)}
+    assert legend_p(ax) == pytest.approx(float(sum(exact[s] for s in region)), rel=1e-3)
+    (low, high) = spans(ax)
+    assert low[1] == pytest.approx(8) and high[0] == pytest.approx(11)
+
+
+def test_plot_result_uses_the_tests_pvalue_and_statistic():
+    x = np.array([12, 7, 30, 9, 15, 22])
+    y = np.array([11, 7, 27, 9, 13, 22])
+    for alternative in ("two-sided", "greater", "less"):
+        r = pairperm.permutation_test(x, y, alternative=alternative)
+        fig, ax = plt.subplots()
+        assert pairperm.plot_result(r, ax=ax) is ax
+        assert observed_line_x(ax) == r.statistic == 6
+        assert legend_p(ax) == pytest.approx(r.pvalue, rel=1e-3)
+        assert len(bars(ax)) == 7  # S in {-6, -4, ..., 6}
+
+
+def test_large_support_is_a_step_line_with_filled_tail():
+    x, y = stanza_pos_like(2000, seed=1)
+    r = pairperm.permutation_test(x, y, alternative="greater")
+    ax = pairperm.plot_result(r)
+    assert not bars(ax)
+    (step,) = [line for line in ax.get_lines() if line.get_linestyle() == "-"]
+    drawn_x = np.asarray(step.get_xdata())
+    assert drawn_x.size > _plot.MAX_BARS
+    fills = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert fills
+    xs = np.concatenate([p.vertices[:, 0] for c in fills for p in c.get_paths()])
+    assert xs.min() >= r.statistic - 1  # the fill starts at the observed value (step="mid")
+    assert spans(ax)[0][0] == pytest.approx(r.statistic)
+    assert legend_p(ax) == pytest.approx(r.pvalue, rel=1e-3)
+
+
+def test_log_axis_and_fft_roundoff_floor():
+    x, y = stanza_pos_like(2000, seed=1)
+    d = x - y
+    auto = pairperm.null_distribution(d, -d)
+    ax = pairperm.plot_distribution(auto, log=True)
+    assert ax.get_yscale() == "log"
+    (step,) = ax.get_lines()
+    y_auto = np.asarray(step.get_ydata())
+    assert y_auto.min() >= auto.pmf.max() * _plot.FFT_ROUNDOFF
+    assert ax.get_legend() is None  # nothing observed: no region, no legend
+    dp = pairperm.null_distribution(d, -d, method="dp")
+    ax = pairperm.plot_distribution(dp, log=True)
+    assert np.asarray(ax.get_lines()[0].get_ydata()).size == np.count_nonzero(dp.pmf)
+
+
+def test_underflowed_pvalue_shows_log_p():
+    x = np.full(3000, 5)
+    y = np.zeros(3000, dtype=int)
+    r = pairperm.permutation_test(x, y, alternative="greater")
+    assert r.pvalue == 0.0 and math.isfinite(r.log_pvalue)
+    ax = pairperm.plot_result(r, log=True)
+    assert any(f"log p = {r.log_pvalue:.6g}" in t for t in legend_texts(ax))
+
+
+def test_distribution_plot_method():
+    dist = pairperm.null_distribution(STAY, SWAP)
+    ax = dist.plot(observed=3, alternative="less")
+    assert observed_line_x(ax) == 3
+    assert len(bars(ax)) == np.count_nonzero(dist.pmf)
+
+
+def test_pvalue_matrix():
+    p = np.array([[np.nan, 0.01, 0.5], [0.01, np.nan, 1e-5], [0.5, 1e-5, np.nan]])
+    names = ["base", "big", "tiny"]
+    ax = pairperm.plot_pvalue_matrix(p, names, alpha=0.05)
+    texts = [t.get_text() for t in ax.texts]
+    assert len(texts) == 6  # the diagonal stays blank
+    assert sum(t.endswith("*") for t in texts) == np.count_nonzero(p[~np.isnan(p)] < 0.05)
+    assert sorted(float(t.rstrip("*")) for t in texts) == sorted(p[~np.isnan(p)].tolist())
+    assert [t.get_text() for t in ax.get_xticklabels()] == names
+    assert [t.get_text() for t in ax.get_yticklabels()] == names
+    image = ax.images[0].get_array()
+    assert image.mask[0, 0] and not image.mask[0, 1]
+    assert image[1, 2] < image[0, 1] < image[0, 2]  # darker is more significant
+    ax = pairperm.plot_pvalue_matrix(p, names, alpha=0.001)
+    assert sum(t.get_text().endswith("*") for t in ax.texts) == 2
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: pairperm.plot_pvalue_matrix(np.zeros((2, 3)), ["a", "b"]), "square"),
+        (lambda: pairperm.plot_pvalue_matrix(np.zeros((2, 2)), ["a"]), "names"),
+        (lambda: pairperm.plot_pvalue_matrix(np.full((2, 2), 2.0), ["a", "b"]), r"\[0, 1\]"),
+        (lambda: pairperm.plot_pvalue_matrix(np.zeros((2, 2)), ["a", "b"], alpha=1.5), "alpha"),
+        (lambda: pairperm.plot_distribution(pairperm.null_distribution(STAY, SWAP), alternative="both"), "alternative"),
+        (lambda: pairperm.plot_distribution(pairperm.null_distribution(STAY, SWAP), observed="7"), "observed"),
+        (lambda: pairperm.plot_distribution(pairperm.null_distribution(STAY, SWAP), observed=math.nan), "finite"),
+        (
+            lambda: pairperm.plot_result(pairperm.permutation_test([1, 2], [0, 0], method="monte_carlo", rng=0)),
+            "no null distribution",
+        ),
+        (
+            lambda: pairperm.plot_result(pairperm.structured_test(STAY, SWAP, lambda s: s / 2.0)),
+            "plot_distribution",
+        ),
+        (
+            lambda: pairperm.plot_distribution(
+                pairperm.structured_test(np.c_[STAY, STAY], np.c_[SWAP, SWAP], lambda s: s[:, 0] * 1.0).null_distribution
+            ),
+            "1-D",
+        ),
+    ],
+)
+def test_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_import_does_not_load_matplotlib():
+    code = "import sys, pairperm; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_cli_test_plot(tmp_path, capsys):
+    from pairperm.cli import main
+
+    scores = tmp_path / "scores.csv"
+    scores.write_text("12,11\n7,7\n30,27\n9,9\n15,13\n22,22\n")
+    png = tmp_path / "out.png"
+    assert main(["test", str(scores), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"figure: {png}" in capsys.readouterr().out
+    assert main(["test", str(scores), "--mc", "100", "--plot", str(png)]) == 2
+    assert "--plot" in capsys.readouterr().err
+    assert main(["test", str(scores), "--plot", str(tmp_path / "missing" / "x.png")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_cli_demo_plot(tmp_path, capsys):
+    from pairperm.cli import main
+
+    png = tmp_path / "demo.png"
+    assert main(["demo", "--n", "300", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert f"figure: {png}" in capsys.readouterr().out
