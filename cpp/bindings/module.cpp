@@ -8,5 +8,6 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     pairperm::bindings::bind_tests(m);
     pairperm::bindings::bind_multidim(m);
     pairperm::bindings::bind_toolbox(m);
+    pairperm::bindings::bind_real(m);
     pairperm::bindings::bind_intervals(m);
 }

@@ -93,6 +93,7 @@ void bind_tests(py::module_& m);
 void bind_multidim(py::module_& m);
 void bind_toolbox(py::module_& m);
 void bind_runtime(py::module_& m);
+void bind_real(py::module_& m);
 void bind_intervals(py::module_& m);
 
 }  // namespace pairperm::bindings

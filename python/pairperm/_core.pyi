@@ -1,5 +1,5 @@
 # Hand-written stubs for the private compiled module (see cpp/bindings/).
-from typing import Sequence, Tuple
+from typing import Any, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -95,6 +95,22 @@ def ratio_count(points: npt.ArrayLike, statistic: RatioStatistic, alternative: s
 def bootstrap_counts(n: int, k: int, seed: int, n_threads: int = 0) -> npt.NDArray[np.float64]: ...
 def bootstrap_sums(stats: npt.ArrayLike, k: int, seed: int, n_threads: int = 0) -> npt.NDArray[np.float64]: ...
 
+# real-valued local effects (cpp/bindings/bind_real.cpp)
+real_max_exact_varying: int
+
+def real_n_varying(stay: npt.ArrayLike, swap: npt.ArrayLike) -> int: ...
+def real_exact(stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float) -> tuple[float, float, int, int]: ...
+def real_saddlepoint_is(
+    stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
+    n_threads: int = 0,
+) -> dict[str, Any]: ...
+def real_monte_carlo(
+    stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
+    n_threads: int = 0,
+) -> tuple[float, int]: ...
+def real_sample_t(
+    k: npt.ArrayLike, theta: float, n_resamples: int, seed: int, n_threads: int = 0
+) -> npt.NDArray[np.float64]: ...
 # Binomial confidence intervals (cpp/bindings/bind_intervals.cpp)
 def clopper_pearson(hits: int, n: int, confidence: float) -> tuple[float, float]: ...
 def regularized_beta(a: int, b: int, x: float) -> float: ...

@@ -36,6 +36,13 @@ ENUMERATE_MAX = 22
 # group and frequency). Beyond that auto routes elsewhere instead of running for minutes.
 AUTO_MAX_WINDOW = 1 << 23
 AUTO_MAX_WORK = 2e8
+# Small inputs with many distinct differences (Wilcoxon's ranks: one group per entry) defeat
+# the grouped engine's frequency filter, while the DP is tiny: measured 0.04 ms (DP) vs 3.2 ms
+# (grouped) at N = 50 distinct ranks, 4.8 ms vs 75 ms at N = 200. Below this DP cost, with
+# groups of fewer than ~8 entries on average, the DP runs instead; the entry limit keeps every
+# p-value (>= 2^-n) representable, so nothing needs log space.
+SMALL_DP_COST = 1e8
+SMALL_DP_ENTRIES = 900
 # Resamples per sampler call. Fixed (not tuned to the data) so that one seed draws the same
 # resamples whichever test asks; smaller only when m is so large that a block of sums
 # would not fit in ~32 MiB.
@@ -97,6 +104,8 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
 def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> tuple:
     """(p, log p, engine that ran, whether p is only a bound)."""
     if method in ("auto", "exact"):
+        if stat.has_tilted and _dp_is_cheaper(effects):
+            return _from_distribution(effects, stat, alternative, "dp", func)
         if stat.has_tilted and _tilted_is_affordable(effects):
             try:
                 p, log_p = stat.tilted(alternative)
@@ -154,6 +163,12 @@ def _reduced_groups(effects: LocalEffects) -> tuple[list, int]:
     groups = [(int(k), int(c)) for k, c in effects.summary.groups]
     g = int(effects.summary.k_gcd) or 1
     return [(k // g, c) for k, c in groups], g
+
+
+def _dp_is_cheaper(effects: LocalEffects) -> bool:
+    n = effects.n_varying
+    groups = len(effects.summary.groups) if effects.one_d else 0
+    return 0 < n <= SMALL_DP_ENTRIES and 8 * groups >= n and effects.dp_cost() <= SMALL_DP_COST
 
 
 def _tilted_is_affordable(effects: LocalEffects) -> bool:

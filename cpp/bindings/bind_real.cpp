@@ -1,0 +1,88 @@
+// Bindings for the real-valued paired-permutation test.
+#include "pybind.hpp"
+
+#include "pairperm/real_valued.hpp"
+
+namespace pairperm::bindings {
+
+namespace {
+
+using real_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+RealProblem problem_from(const real_array& stay, const real_array& swap, const std::string& alternative,
+                         double rtol) {
+    if (stay.ndim() != 1 || swap.ndim() != 1) throw std::invalid_argument("expected 1-D arrays");
+    if (stay.shape(0) != swap.shape(0))
+        throw std::invalid_argument("length mismatch: " + std::to_string(stay.shape(0)) + " vs " +
+                                    std::to_string(swap.shape(0)));
+    const Alternative alt = parse_alternative(alternative);
+    const double *a = stay.data(), *b = swap.data();
+    const auto n = static_cast<std::size_t>(stay.shape(0));
+    return without_gil([&] { return real_problem(a, b, n, alt, rtol); });  // reads only
+}
+
+}  // namespace
+
+void bind_real(py::module_& m) {
+    m.attr("real_max_exact_varying") = real_max_exact_varying;
+    m.def(
+        "real_n_varying",
+        [](const real_array& stay, const real_array& swap) {
+            return problem_from(stay, swap, "greater", 0.0).region.n_varying;
+        },
+        py::arg("stay"), py::arg("swap"));
+    m.def(
+        "real_exact",
+        [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol) {
+            RealProblem p = problem_from(stay, swap, alternative, rtol);
+            const RealExactResult r = without_gil([&] { return real_exact(p); });
+            return py::make_tuple(r.pvalue, r.log_pvalue, r.hits, p.region.n_varying);
+        },
+        py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"),
+        "Exact p-value by meet in the middle: (pvalue, log_pvalue, hits, n_varying).");
+    m.def(
+        "real_saddlepoint_is",
+        [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
+           std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
+            RealProblem p = problem_from(stay, swap, alternative, rtol);
+            const RealISResult r = without_gil([&] { return real_saddlepoint_is(p, n_resamples, seed, n_threads); });
+            py::dict d;
+            d["pvalue"] = r.pvalue;
+            d["log_pvalue"] = r.log_pvalue;
+            d["ci"] = py::make_tuple(r.ci_low, r.ci_high);
+            d["log_ci"] = py::make_tuple(r.log_ci_low, r.log_ci_high);
+            d["saddlepoint"] = r.saddlepoint;
+            d["log_saddlepoint"] = r.log_saddlepoint;
+            d["theta"] = r.theta;
+            d["n_resamples"] = r.n_resamples;
+            return d;
+        },
+        py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
+        py::arg("seed"), py::arg("n_threads") = 0);
+    m.def(
+        "real_monte_carlo",
+        [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
+           std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
+            RealProblem p = problem_from(stay, swap, alternative, rtol);
+            const RealMCResult r = without_gil([&] { return real_monte_carlo(p, n_resamples, seed, n_threads); });
+            return py::make_tuple(r.pvalue, r.hits);
+        },
+        py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
+        py::arg("seed"), py::arg("n_threads") = 0);
+    m.def(
+        "real_sample_t",
+        [](const real_array& k, double theta, std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
+            if (k.ndim() != 1) throw std::invalid_argument("expected a 1-D array");
+            py::array_t<double> out(static_cast<py::ssize_t>(n_resamples));
+            const double* kp = k.data();
+            const auto n = static_cast<std::size_t>(k.shape(0));
+            double* o = out.mutable_data();
+            // `out` is ours alone until we return it.
+            without_gil([&] { real_sample_t(kp, n, theta, n_resamples, seed, o, n_threads); });
+            return out;
+        },
+        py::arg("k"), py::arg("theta"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0,
+        "Samples of T = sum k_n B_n, B_n ~ Bernoulli(1 / (1 + exp(-theta k_n))).");
+}
+
+}  // namespace pairperm::bindings

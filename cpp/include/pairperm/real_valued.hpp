@@ -1,0 +1,96 @@
+// The paired-permutation test of a summed statistic with REAL-valued local effects
+// (sentence-level COMET/chrF, per-query nDCG, LLM-judge scores, ...).
+//
+// Z_n is uniform on {stay[n], swap[n]}; write Z_n = lo_n + k_n B_n with k_n = |stay_n - swap_n|
+// and B_n a fair bit, so S = L + T with T = sum_n k_n B_n. The observed value corresponds to
+// t_obs = sum of k_n over entries with stay > swap; c_obs = sum of k_n over entries with
+// stay < swap is its mirror image (t_obs + c_obs = sum k). T is symmetric about sum(k)/2.
+//
+// Ties. States that are equal in exact arithmetic may differ after round-off, so every
+// method counts a state as "at least as extreme" with the same absolute slack
+//     tol = rtol * sum over varying entries (stay_n != swap_n) of (|stay_n| + |swap_n|),
+// the scale of the magnitudes that enter every sum (round-off in any subset sum of the k_n,
+// and in forming k_n from stay and swap, is bounded by a small multiple of eps times it;
+// entries with stay == swap only shift S and s_obs alike and enter no comparison):
+//     greater:   T >= t_obs - tol
+//     less:      T <= t_obs + tol
+//     two-sided: T <= min(t_obs, c_obs) + tol  or  T >= max(t_obs, c_obs) - tol,
+//                and every state when |t_obs - c_obs| <= 2 tol (the observed value is the mean).
+// The rule is invariant under rescaling all scores and is slightly conservative: genuinely
+// distinct states closer than tol to the observed one count as ties.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "pairperm/distribution.hpp"
+
+namespace pairperm {
+
+// Exact enumeration is offered up to this many varying entries (k_n > 0):
+// two halves of 2^20 subset sums, ~25 MB.
+constexpr std::size_t real_max_exact_varying = 40;
+
+// The rejection region in terms of T, shared by every method: T <= lower or T >= upper
+// (either may be absent: lower = -inf, upper = +inf). all_states: the region is everything.
+struct RealRegion {
+    double lower = 0.0;
+    double upper = 0.0;
+    bool all_states = false;
+    double k_sum = 0.0;     // sum of the k_n (the largest value of T)
+    std::size_t n_varying = 0;
+};
+
+// The varying k_n (k_n > 0) and the rejection region for one test.
+struct RealProblem {
+    std::vector<double> k;
+    RealRegion region;
+};
+
+RealProblem real_problem(const double* stay, const double* swap, std::size_t n, Alternative alternative,
+                         double rtol);
+
+struct RealExactResult {
+    std::uint64_t hits = 0;  // states in the region, out of 2^n_varying
+    double pvalue = 1.0;
+    double log_pvalue = 0.0;
+};
+
+// Meet in the middle: sorted subset sums of each half, pairs counted by a two-pointer merge.
+// O(2^(n/2) n) time; throws std::invalid_argument above real_max_exact_varying.
+RealExactResult real_exact(const RealProblem& problem);
+
+struct RealISResult {
+    double pvalue = 1.0;
+    double log_pvalue = 0.0;
+    double ci_low = 1.0, ci_high = 1.0;          // 95% interval for the p-value (normal, IS variance)
+    double log_ci_low = 0.0, log_ci_high = 0.0;  // the same in logs (-inf when the low end is 0)
+    double saddlepoint = 1.0;                    // Lugannani-Rice estimate of the same p-value
+    double log_saddlepoint = 0.0;
+    double theta = 0.0;                          // tilt of the sampled law (of T, or of its mirror image)
+    std::size_t n_resamples = 0;
+};
+
+// Importance sampling under the exponentially tilted law, one tail P[T <= b] with the tilt at
+// the saddlepoint; the upper tail by the symmetry T -> sum(k) - T; two-sided = twice one tail
+// (the two parts of the region are disjoint mirror images). Independent of n_threads.
+RealISResult real_saddlepoint_is(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
+                                 unsigned n_threads = 0);
+
+struct RealMCResult {
+    std::uint64_t hits = 0;
+    double pvalue = 1.0;  // (1 + hits) / (1 + n_resamples)
+    std::size_t n_resamples = 0;
+};
+
+// Plain Monte Carlo (the papers' Alg. 1) on the same region and the same seeding scheme.
+RealMCResult real_monte_carlo(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
+                              unsigned n_threads = 0);
+
+// Draw n_resamples values of T under the null (fair bits), or under the tilted law
+// B_n ~ Bernoulli(1 / (1 + e^{-theta k_n})) when theta != 0. Exposed for tests.
+void real_sample_t(const double* k, std::size_t n, double theta, std::size_t n_resamples, std::uint64_t seed,
+                   double* out, unsigned n_threads = 0);
+
+}  // namespace pairperm

@@ -1,0 +1,577 @@
+// Real-valued paired-permutation test: exact meet-in-the-middle counting, importance sampling
+// under the exponentially tilted law, and plain Monte Carlo, all on one rejection region.
+#include "pairperm/real_valued.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "numeric.hpp"
+#include "parallel.hpp"
+#include "rng.hpp"
+
+// The two sampling kernels are built twice on x86-64 Linux (baseline and AVX2) and picked at
+// load time: a portable wheel then still uses 4-wide vectors where the CPU has them.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define PAIRPERM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PAIRPERM_CLONES
+#endif
+
+namespace pairperm {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLog2 = 0.6931471805599453;
+
+// Neumaier's compensated sum: the observed statistic and the scale do not depend on the order
+// or magnitude mix of the entries beyond a couple of ulps.
+struct CompensatedSum {
+    double sum = 0.0, carry = 0.0;
+    void add(double x) {
+        const double t = sum + x;
+        carry += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+    }
+    double value() const { return sum + carry; }
+};
+
+}  // namespace
+
+RealProblem real_problem(const double* stay, const double* swap, std::size_t n, Alternative alternative,
+                         double rtol) {
+    if (!(rtol >= 0.0) || !std::isfinite(rtol)) throw std::invalid_argument("rtol must be finite and >= 0");
+    RealProblem p;
+    CompensatedSum t_obs, c_obs, k_sum, scale;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double a = stay[i], b = swap[i];
+        if (!std::isfinite(a) || !std::isfinite(b))
+            throw std::invalid_argument("stay and swap must be finite (entry " + std::to_string(i) + ")");
+        const double k = std::fabs(a - b);
+        if (!std::isfinite(k)) throw std::invalid_argument("|stay - swap| overflows at entry " + std::to_string(i));
+        if (k == 0.0) continue;  // a constant: it cancels from S - s_obs and enters no sum below
+        scale.add(std::fabs(a) + std::fabs(b));
+        p.k.push_back(k);
+        k_sum.add(k);
+        (a > b ? t_obs : c_obs).add(k);
+    }
+    const double tol = rtol * scale.value();
+    const double t = t_obs.value(), c = c_obs.value();
+    RealRegion& r = p.region;
+    r.k_sum = k_sum.value();
+    r.n_varying = p.k.size();
+    switch (alternative) {
+        case Alternative::greater:
+            r.lower = -kInf;
+            r.upper = t - tol;
+            break;
+        case Alternative::less:
+            r.lower = t + tol;
+            r.upper = kInf;
+            break;
+        case Alternative::two_sided:
+            r.lower = std::min(t, c) + tol;
+            r.upper = std::max(t, c) - tol;
+            r.all_states = std::fabs(t - c) <= 2.0 * tol;
+            break;
+    }
+    // Every state lies in [0, k_sum]: a one-sided region that covers it is everything.
+    if (r.lower >= r.k_sum || r.upper <= 0.0) r.all_states = true;
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact counting by meet in the middle.
+
+namespace {
+
+// All 2^m subset sums of k[0..m), sorted, by merging the list with its copy shifted by each k:
+// O(2^m) in total and no sort. Every sum is accumulated in index order.
+std::vector<double> sorted_subset_sums(const double* k, std::size_t m) {
+    std::vector<double> cur{0.0}, next;
+    cur.reserve(std::size_t{1} << m);
+    next.reserve(std::size_t{1} << m);
+    for (std::size_t i = 0; i < m; ++i) {
+        const double ki = k[i];
+        const std::size_t len = cur.size();
+        next.resize(2 * len);
+        std::size_t a = 0, b = 0, o = 0;
+        while (a < len && b < len) {
+            const double x = cur[a], y = cur[b] + ki;
+            if (x <= y) {
+                next[o++] = x;
+                ++a;
+            } else {
+                next[o++] = y;
+                ++b;
+            }
+        }
+        while (a < len) next[o++] = cur[a++];
+        while (b < len) next[o++] = cur[b++] + ki;
+        cur.swap(next);
+    }
+    return cur;
+}
+
+// #{(i, j): A[i] + B[j] <= x} for ascending A, B. Rounding is monotone, so the two-pointer
+// walk sees exactly the comparisons a full double loop would.
+std::uint64_t count_le(const std::vector<double>& A, const std::vector<double>& B, double x) {
+    std::uint64_t count = 0;
+    std::size_t j = B.size();
+    for (const double a : A) {
+        while (j > 0 && a + B[j - 1] > x) --j;
+        if (j == 0) break;
+        count += j;
+    }
+    return count;
+}
+
+// #{(i, j): A[i] + B[j] >= x}.
+std::uint64_t count_ge(const std::vector<double>& A, const std::vector<double>& B, double x) {
+    std::uint64_t count = 0;
+    std::size_t j = B.size();
+    for (const double a : A) {
+        while (j > 0 && a + B[j - 1] >= x) --j;
+        count += B.size() - j;
+    }
+    return count;
+}
+
+}  // namespace
+
+RealExactResult real_exact(const RealProblem& problem) {
+    const std::size_t n = problem.k.size();
+    if (n > real_max_exact_varying)
+        throw std::invalid_argument("exact enumeration needs at most " + std::to_string(real_max_exact_varying) +
+                                    " entries with stay != swap; got " + std::to_string(n));
+    RealExactResult out;
+    const RealRegion& r = problem.region;
+    if (r.all_states) {
+        out.hits = std::uint64_t{1} << n;
+        return out;
+    }
+    const std::size_t h = n / 2;
+    const std::vector<double> A = sorted_subset_sums(problem.k.data(), h);
+    const std::vector<double> B = sorted_subset_sums(problem.k.data() + h, n - h);
+    std::uint64_t hits = 0;
+    if (r.lower > -kInf) hits += count_le(A, B, r.lower);
+    if (r.upper < kInf) hits += count_ge(A, B, r.upper);
+    out.hits = hits;
+    // hits < 2^41: exact in a double, and so is the division by 2^n.
+    out.pvalue = std::ldexp(static_cast<double>(hits), -static_cast<int>(n));
+    out.log_pvalue = hits ? std::log(static_cast<double>(hits)) - static_cast<double>(n) * kLog2 : -kInf;
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sampling T = sum k_n B_n.
+
+namespace {
+
+constexpr std::size_t kBlock = 256;  // resamples per independent stream
+constexpr std::size_t kLanes = 8;    // xoshiro256** streams run side by side inside a block
+
+// Eight xoshiro256** generators advanced in lock step, as two 4-wide vectors per state word
+// (GCC/Clang vector extensions: AVX2 registers where available, pairs of SSE2 registers
+// otherwise; the multiplications by 5 and 9 are shifts and adds).
+#if defined(__GNUC__)
+#define PAIRPERM_VECTOR_RNG 1
+using u64x4 = std::uint64_t __attribute__((vector_size(32)));
+#endif
+
+struct LaneRng {
+    std::uint64_t s[4][kLanes];
+
+    LaneRng(std::uint64_t seed, std::size_t block_id) {
+        std::uint64_t mix = seed ^ (0x9E6C63D0676A9A99ULL * (block_id + 1));
+        mix = detail::splitmix64(mix);
+        for (std::size_t l = 0; l < kLanes; ++l)
+            for (auto& w : s) w[l] = detail::splitmix64(mix);
+    }
+};
+
+#ifdef PAIRPERM_VECTOR_RNG
+struct LaneState {
+    u64x4 s0[2], s1[2], s2[2], s3[2];
+    explicit LaneState(const LaneRng& r) {
+        std::memcpy(s0, r.s[0], sizeof s0);
+        std::memcpy(s1, r.s[1], sizeof s1);
+        std::memcpy(s2, r.s[2], sizeof s2);
+        std::memcpy(s3, r.s[3], sizeof s3);
+    }
+    void store(LaneRng& r) const {
+        std::memcpy(r.s[0], s0, sizeof s0);
+        std::memcpy(r.s[1], s1, sizeof s1);
+        std::memcpy(r.s[2], s2, sizeof s2);
+        std::memcpy(r.s[3], s3, sizeof s3);
+    }
+    // Eight outputs, one per lane.
+    inline void step(std::uint64_t* out) {
+        for (int h = 0; h < 2; ++h) {
+            const u64x4 x = s1[h] + (s1[h] << 2);  // s1 * 5
+            const u64x4 y = (x << 7) | (x >> 57);
+            const u64x4 r = y + (y << 3);  // * 9
+            std::memcpy(out + 4 * h, &r, sizeof r);
+            const u64x4 t = s1[h] << 17;
+            s2[h] ^= s0[h];
+            s3[h] ^= s1[h];
+            s1[h] ^= s2[h];
+            s0[h] ^= s3[h];
+            s2[h] ^= t;
+            s3[h] = (s3[h] << 45) | (s3[h] >> 19);
+        }
+    }
+    // xoshiro256+ outputs: cheaper (no scrambling multiplications); only their top 52 bits are
+    // used, and the known weakness of this variant is confined to the lowest bits.
+    inline void step_plus(std::uint64_t* out) {
+        for (int h = 0; h < 2; ++h) {
+            const u64x4 r = s0[h] + s3[h];
+            std::memcpy(out + 4 * h, &r, sizeof r);
+            const u64x4 t = s1[h] << 17;
+            s2[h] ^= s0[h];
+            s3[h] ^= s1[h];
+            s1[h] ^= s2[h];
+            s0[h] ^= s3[h];
+            s2[h] ^= t;
+            s3[h] = (s3[h] << 45) | (s3[h] >> 19);
+        }
+    }
+};
+#else
+struct LaneState {
+    std::uint64_t s[4][kLanes];
+    explicit LaneState(const LaneRng& r) { std::memcpy(s, r.s, sizeof s); }
+    void store(LaneRng& r) const { std::memcpy(r.s, s, sizeof s); }
+    static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+    inline void step(std::uint64_t* out) {
+        for (std::size_t l = 0; l < kLanes; ++l) {
+            out[l] = rotl(s[1][l] * 5, 7) * 9;
+            const std::uint64_t t = s[1][l] << 17;
+            s[2][l] ^= s[0][l];
+            s[3][l] ^= s[1][l];
+            s[1][l] ^= s[2][l];
+            s[0][l] ^= s[3][l];
+            s[2][l] ^= t;
+            s[3][l] = rotl(s[3][l], 45);
+        }
+    }
+    inline void step_plus(std::uint64_t* out) {
+        for (std::size_t l = 0; l < kLanes; ++l) {
+            out[l] = s[0][l] + s[3][l];
+            const std::uint64_t t = s[1][l] << 17;
+            s[2][l] ^= s[0][l];
+            s[3][l] ^= s[1][l];
+            s[1][l] ^= s[2][l];
+            s[0][l] ^= s[3][l];
+            s[2][l] ^= t;
+            s[3][l] = rotl(s[3][l], 45);
+        }
+    }
+};
+#endif
+
+// Null law: one random bit per entry per resample. acc[r] += k_n where bit n of word r is set.
+PAIRPERM_CLONES
+void block_fair(const double* k, std::size_t n, LaneRng& rng, double* acc, std::size_t rows) {
+    LaneState st(rng);
+    alignas(64) std::uint64_t words[kBlock];
+    alignas(64) double sum[kBlock] = {};
+    for (std::size_t i = 0; i < n; i += 64) {
+        for (std::size_t r = 0; r < kBlock; r += kLanes) st.step(words + r);
+        const std::size_t stop = std::min(n, i + 64);
+        for (std::size_t b = i; b < stop; ++b) {
+            const double kb = k[b];
+            const unsigned shift = static_cast<unsigned>(b - i);
+            for (std::size_t r = 0; r < kBlock; ++r) sum[r] += ((words[r] >> shift) & 1U) ? kb : 0.0;
+        }
+    }
+    std::copy(sum, sum + rows, acc);
+    st.store(rng);
+}
+
+// Tilted law: B_n = 1 when a uniform double in [1, 2) (52 random bits) falls below 1 + q_n.
+PAIRPERM_CLONES
+void block_tilted(const double* k, const double* cut, std::size_t n, std::uint64_t seed, std::size_t block_id,
+                  double* acc, std::size_t rows) {
+    // Each group of kLanes resamples has its own streams and runs through all entries with its
+    // sums and generator state held in registers.
+    for (std::size_t g = 0; g * kLanes < rows; ++g) {
+        LaneState st(LaneRng(seed, block_id * (kBlock / kLanes) + g));
+        alignas(64) double sum[kLanes] = {};
+#ifdef PAIRPERM_VECTOR_RNG
+        using f64x4 = double __attribute__((vector_size(32)));
+        using i64x4 = std::int64_t __attribute__((vector_size(32)));
+        u64x4 a0 = st.s0[0], a1 = st.s1[0], a2 = st.s2[0], a3 = st.s3[0];
+        u64x4 b0 = st.s0[1], b1 = st.s1[1], b2 = st.s2[1], b3 = st.s3[1];
+        const u64x4 one = {0x3FF0000000000000ULL, 0x3FF0000000000000ULL, 0x3FF0000000000000ULL,
+                           0x3FF0000000000000ULL};
+        f64x4 sa = {0, 0, 0, 0}, sb = {0, 0, 0, 0};
+        for (std::size_t i = 0; i < n; ++i) {
+            const u64x4 ra = a0 + a3, rb = b0 + b3;  // xoshiro256+ outputs
+            const u64x4 ta = a1 << 17, tb = b1 << 17;
+            a2 ^= a0; b2 ^= b0;
+            a3 ^= a1; b3 ^= b1;
+            a1 ^= a2; b1 ^= b2;
+            a0 ^= a3; b0 ^= b3;
+            a2 ^= ta; b2 ^= tb;
+            a3 = (a3 << 45) | (a3 >> 19);
+            b3 = (b3 << 45) | (b3 >> 19);
+            const f64x4 ua = (f64x4)((ra >> 12) | one), ub = (f64x4)((rb >> 12) | one);
+            const f64x4 cn = {cut[i], cut[i], cut[i], cut[i]};
+            const i64x4 kn = (i64x4)(f64x4{k[i], k[i], k[i], k[i]});
+            sa += (f64x4)(kn & (ua < cn));
+            sb += (f64x4)(kn & (ub < cn));
+        }
+        std::memcpy(sum, &sa, sizeof sa);
+        std::memcpy(sum + 4, &sb, sizeof sb);
+#else
+        alignas(64) std::uint64_t words[kLanes];
+        for (std::size_t i = 0; i < n; ++i) {
+            st.step_plus(words);
+            for (std::size_t l = 0; l < kLanes; ++l) {
+                const std::uint64_t bits = (words[l] >> 12) | 0x3FF0000000000000ULL;
+                double d;
+                std::memcpy(&d, &bits, sizeof d);
+                sum[l] += d < cut[i] ? k[i] : 0.0;
+            }
+        }
+#endif
+        std::copy(sum, sum + std::min(kLanes, rows - g * kLanes), acc + g * kLanes);
+    }
+}
+
+
+}  // namespace
+
+void real_sample_t(const double* k, std::size_t n, double theta, std::size_t n_resamples, std::uint64_t seed,
+                   double* out, unsigned n_threads) {
+    std::vector<double> cut;
+    if (theta != 0.0) {
+        cut.resize(n);
+        // 1 + q rounded to the 2^-52 grid of the uniforms: for q below ~1e-16 the entry never
+        // flips, which changes the estimate by far less than its sampling error.
+        for (std::size_t i = 0; i < n; ++i) cut[i] = 1.0 + 1.0 / (1.0 + std::exp(-theta * k[i]));
+    }
+    const std::size_t n_blocks = (n_resamples + kBlock - 1) / kBlock;
+    unsigned threads = detail::resolve_threads(n_threads);
+    if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) threads = 1;  // not worth a thread
+    detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
+        const std::size_t first = b * kBlock, rows = std::min(n_resamples, first + kBlock) - first;
+        progress.add(rows * n);
+        if (theta == 0.0) {
+            LaneRng rng(seed, b);
+            block_fair(k, n, rng, out + first, rows);
+        } else {
+            block_tilted(k, cut.data(), n, seed, b, out + first, rows);
+        }
+    });
+}
+
+RealMCResult real_monte_carlo(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
+                              unsigned n_threads) {
+    if (n_resamples < 1) throw std::invalid_argument("n_resamples must be >= 1");
+    RealMCResult out;
+    out.n_resamples = n_resamples;
+    const RealRegion& r = problem.region;
+    if (r.all_states) {
+        out.hits = n_resamples;
+    } else {
+        std::vector<double> t(n_resamples);
+        real_sample_t(problem.k.data(), problem.k.size(), 0.0, n_resamples, seed, t.data(), n_threads);
+        for (const double x : t) out.hits += (x <= r.lower || x >= r.upper) ? 1U : 0U;
+    }
+    out.pvalue = (1.0 + static_cast<double>(out.hits)) / (1.0 + static_cast<double>(n_resamples));
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saddlepoint and importance sampling for the lower tail P[T <= b].
+
+namespace {
+
+// K(theta) = log E e^{theta T} = sum log((1 + e^{theta k}) / 2), and its first two derivatives,
+// for theta <= 0 (where every exponential is <= 1).
+struct Cgf {
+    double value = 0, mean = 0, var = 0;
+};
+
+Cgf cgf(const std::vector<double>& k, double theta) {
+    detail::CompensatedSum value, mean, var;
+    for (const double kn : k) {
+        const double e = std::exp(theta * kn);
+        const double q = e / (1.0 + e);
+        value.add(std::log1p(e) - kLog2);
+        mean.add(kn * q);
+        var.add(kn * kn * q * (1.0 - q));
+    }
+    Cgf c;
+    c.value = value.value();
+    c.mean = mean.value();
+    c.var = var.value();
+    return c;
+}
+
+// The tilt whose mean is b, for 0 < b < sum(k) / 2: K'(theta) = b, theta < 0. K' is increasing,
+// so Newton steps are kept inside a bracket and replaced by bisection when they leave it.
+double solve_tilt(const std::vector<double>& k, double b) {
+    Cgf c0 = cgf(k, 0.0);
+    double hi = 0.0;
+    double lo = -static_cast<double>((c0.mean - b) / c0.var);  // the normal approximation's tilt
+    lo = std::min(lo, -1e-300);
+    for (int i = 0; i < 2000 && static_cast<double>(cgf(k, lo).mean) > b; ++i) lo *= 2.0;
+    double theta = lo;
+    for (int it = 0; it < 200; ++it) {
+        const Cgf c = cgf(k, theta);
+        const double f = static_cast<double>(c.mean) - b;
+        if (f == 0.0) break;
+        if (f > 0) hi = theta; else lo = theta;
+        double next = theta - f / static_cast<double>(c.var);
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        if (std::fabs(next - theta) <= 1e-13 * std::fabs(theta)) {
+            theta = next;
+            break;
+        }
+        theta = next;
+    }
+    return theta;
+}
+
+// log Phi(w) + log of the Lugannani-Rice bracket, for the lower tail (w < 0, u < 0):
+// P[T <= b] ~ Phi(w) + phi(w) (1/w - 1/u).
+double log_lugannani_rice(double w, double u) {
+    const double log_phi = -0.5 * w * w - 0.5 * std::log(2.0 * 3.141592653589793);
+    double bracket;  // Phi(w)/phi(w) + 1/w - 1/u
+    if (w > -5.0) {
+        const double Phi = 0.5 * std::erfc(-w / std::sqrt(2.0));
+        bracket = Phi * std::exp(-log_phi) + 1.0 / w - 1.0 / u;
+    } else {
+        // Mills ratio by its continued fraction, evaluated from the tail (converges fast here).
+        const double x = -w;
+        double cf = x;
+        for (int j = 60; j >= 1; --j) cf = x + j / cf;
+        bracket = 1.0 / cf + 1.0 / w - 1.0 / u;
+    }
+    if (!(bracket > 0)) return std::numeric_limits<double>::quiet_NaN();
+    return log_phi + std::log(bracket);
+}
+
+struct Tail {
+    double log_p = 0, log_lo = 0, log_hi = 0, log_sp = 0, theta = 0;
+};
+
+// P[T <= b] (or P[T < b] when strict) for b at most the mean, in logs with its 95% interval
+// and the saddlepoint estimate: importance sampling with the tilt that puts the mean at b.
+Tail small_tail(const std::vector<double>& k, double b, bool strict, double k_sum, std::size_t n_resamples,
+                std::uint64_t seed, unsigned n_threads) {
+    Tail out;
+    const std::size_t n = k.size();
+    const double k_min = *std::min_element(k.begin(), k.end());
+    if (strict ? b <= 0.0 : b < 0.0) {  // below the smallest state
+        out.log_p = out.log_lo = out.log_hi = out.log_sp = -kInf;
+        return out;
+    }
+    if (strict ? b <= k_min : b < k_min) {  // only the all-zero state: exactly 2^-n
+        out.log_p = out.log_lo = out.log_hi = out.log_sp = -static_cast<double>(n) * kLog2;
+        return out;
+    }
+    const double theta = b < 0.5 * k_sum ? solve_tilt(k, b) : 0.0;
+    out.theta = theta;
+    const Cgf c = cgf(k, theta);
+
+    // Lugannani-Rice (a continuous approximation: no ties, no lattice correction).
+    detail::CompensatedSum theta_b_minus_k;  // theta b - K(theta): a difference of large terms
+    theta_b_minus_k.add_product(theta, b);
+    theta_b_minus_k.add(-c.value);
+    const double rate = std::max(0.0, theta_b_minus_k.value());
+    const double w = -std::sqrt(2.0 * rate), u = theta * std::sqrt(static_cast<double>(c.var));
+    out.log_sp = (w > -1e-6) ? std::log(0.5) : log_lugannani_rice(w, u);
+
+    std::vector<double> t(n_resamples);
+    real_sample_t(k.data(), n, theta, n_resamples, seed, t.data(), n_threads);
+    // Weight of a sample: dP/dP_theta = exp(-theta T + K(theta)); kept in logs relative to the
+    // largest weight among the hits so that p = 1e-300 and below is represented.
+    auto hit = [&](double x) { return strict ? x < b : x <= b; };
+    const double kc = static_cast<double>(c.value);
+    double m = -kInf;
+    for (const double x : t)
+        if (hit(x)) m = std::max(m, -theta * x + kc);
+    if (m == -kInf) {  // no sample in the region
+        out.log_p = out.log_lo = -kInf;
+        out.log_hi = std::log(3.0 / static_cast<double>(n_resamples));  // rule of three, unweighted
+        return out;
+    }
+    detail::CompensatedSum s1, s2;
+    for (const double x : t) {
+        if (hit(x)) {
+            const double r = std::exp(-theta * x + kc - m);
+            s1.add(r);
+            s2.add_product(r, r);
+        }
+    }
+    const auto K = static_cast<double>(n_resamples);
+    const double mean_r = s1.value() / K;
+    const double var_r = std::max(0.0, (s2.value() / K - mean_r * mean_r) * K / (K - 1));
+    const double rel = std::sqrt(var_r / K) / mean_r;  // relative standard error
+    out.log_p = m + std::log(mean_r);
+    out.log_hi = out.log_p + std::log1p(1.96 * rel);
+    out.log_lo = 1.96 * rel < 1.0 ? out.log_p + std::log1p(-1.96 * rel) : -kInf;
+    return out;
+}
+
+// log(1 - e^x) for x <= 0.
+double log1m_exp(double x) { return x > -0.6931 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x)); }
+
+// P[T <= b] for any b. Above the mean the small complement is sampled instead:
+// P[T <= b] = 1 - P[T > b] = 1 - P[T < k_sum - b], as T and k_sum - T have the same law.
+Tail lower_tail(const std::vector<double>& k, double b, double k_sum, std::size_t n_resamples, std::uint64_t seed,
+                unsigned n_threads) {
+    if (b <= 0.5 * k_sum) return small_tail(k, b, false, k_sum, n_resamples, seed, n_threads);
+    const Tail c = small_tail(k, k_sum - b, true, k_sum, n_resamples, seed, n_threads);
+    Tail out;
+    out.theta = c.theta;
+    out.log_p = log1m_exp(c.log_p);
+    out.log_lo = log1m_exp(c.log_hi);
+    out.log_hi = log1m_exp(c.log_lo);
+    out.log_sp = log1m_exp(c.log_sp);
+    return out;
+}
+
+}  // namespace
+
+RealISResult real_saddlepoint_is(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
+                                 unsigned n_threads) {
+    if (n_resamples < 2) throw std::invalid_argument("n_resamples must be >= 2 for importance sampling");
+    RealISResult out;
+    out.n_resamples = n_resamples;
+    const RealRegion& r = problem.region;
+    if (r.all_states || problem.k.empty()) return out;  // p = 1 exactly
+    // One lower tail: "less" directly, "greater" through T -> k_sum - T, two-sided twice the
+    // lower part (the upper part is its mirror image and disjoint from it).
+    double b, log_factor = 0.0;
+    if (r.upper == kInf) {
+        b = r.lower;
+    } else if (r.lower == -kInf) {
+        b = r.k_sum - r.upper;
+    } else {
+        b = r.lower;
+        log_factor = kLog2;
+    }
+    const Tail tail = lower_tail(problem.k, b, r.k_sum, n_resamples, seed, n_threads);
+    auto cap = [](double lp) { return std::min(0.0, lp); };
+    out.theta = tail.theta;
+    out.log_pvalue = cap(tail.log_p + log_factor);
+    out.log_ci_low = cap(tail.log_lo + log_factor);
+    out.log_ci_high = cap(tail.log_hi + log_factor);
+    out.log_saddlepoint = cap(tail.log_sp + log_factor);
+    out.pvalue = std::exp(out.log_pvalue);
+    out.ci_low = std::exp(out.log_ci_low);
+    out.ci_high = std::exp(out.log_ci_high);
+    out.saddlepoint = std::exp(out.log_saddlepoint);
+    return out;
+}
+
+}  // namespace pairperm
