@@ -31,9 +31,10 @@ def test_wrong_ndim(call):
         call(3, 4)
 
 
-@pytest.mark.parametrize("call", ENTRY_POINTS)
+@pytest.mark.parametrize("call", ENTRY_POINTS[2:])
 def test_non_integral_values_point_to_real_valued_tests(call):
-    with pytest.raises(ValueError, match=r"must hold integers.*3\.5.*index 1; for real-valued scores use pairperm.wilcoxon_test"):
+    # The distribution engines need integers; the test itself takes real-valued scores.
+    with pytest.raises(ValueError, match=r"must hold integers.*3\.5.*index 1; .*pairperm.permutation_test takes real"):
         call([1.0, 3.5], [0, 1])
 
 
@@ -53,9 +54,9 @@ def test_integral_floats_and_bools_are_accepted():
 
 
 def test_non_numeric_input():
-    with pytest.raises(ValueError, match="must hold numbers"):
+    with pytest.raises(ValueError, match="must hold (real )?numbers"):
         pairperm.permutation_test(["a", "b"], ["c", "d"])
-    with pytest.raises(ValueError, match="must hold numbers"):
+    with pytest.raises(ValueError, match="must hold (real )?numbers"):
         pairperm.permutation_test([1 + 2j], [1])
 
 

@@ -120,8 +120,8 @@ def test_bad_input():
         pairperm.monte_carlo_test([1, 2], [2, 1], alpha=1.5)
     with pytest.raises(ValueError, match="same length"):
         pairperm.monte_carlo_test([1, 2], [2, 1, 0])
-    with pytest.raises(ValueError, match="integers"):
-        pairperm.monte_carlo_test([1.5, 2], [2, 1])
+    with pytest.raises(ValueError, match="NaN"):
+        pairperm.monte_carlo_test([np.nan, 2], [2, 1])
 
 
 @pytest.mark.parametrize("hits,n", [(0, 10), (5, 10), (10, 10), (5, 10**8), (3000, 20000), (5 * 10**7, 10**8)])

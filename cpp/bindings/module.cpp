@@ -10,4 +10,5 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     pairperm::bindings::bind_toolbox(m);
     pairperm::bindings::bind_real(m);
     pairperm::bindings::bind_intervals(m);
+    pairperm::bindings::bind_batch(m);
 }

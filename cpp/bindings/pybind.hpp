@@ -95,5 +95,6 @@ void bind_toolbox(py::module_& m);
 void bind_runtime(py::module_& m);
 void bind_real(py::module_& m);
 void bind_intervals(py::module_& m);
+void bind_batch(py::module_& m);
 
 }  // namespace pairperm::bindings

@@ -23,6 +23,7 @@ from ._results import (
     WilcoxonResult,
 )
 from ._structured import structured_test
+from ._systems import SystemsComparison, compare_systems
 from ._version import __version__
 
 __all__ = [
@@ -56,4 +57,6 @@ __all__ = [
     "sign_test",
     "structured_test",
     "wilcoxon_test",
+    "SystemsComparison",
+    "compare_systems",
 ]

@@ -114,3 +114,9 @@ def real_sample_t(
 # Binomial confidence intervals (cpp/bindings/bind_intervals.cpp)
 def clopper_pearson(hits: int, n: int, confidence: float) -> tuple[float, float]: ...
 def regularized_beta(a: int, b: int, x: float) -> float: ...
+
+# Many pairs of systems at once (cpp/bindings/bind_batch.cpp)
+def batch_grouped_pvalues(
+    scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64],
+           npt.NDArray[np.int64]]: ...

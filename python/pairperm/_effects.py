@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 from ._distribution import Distribution, MultiDistribution
-from ._validation import as_int_array, check_same_length
+from ._validation import as_int_array, as_score_pair, check_same_length
 
 __all__ = ["LocalEffects", "NullRecipe"]
 
@@ -28,14 +28,16 @@ class LocalEffects:
     unless an engine needs the arrays) or from explicit stay/swap (`from_arrays`).
     """
 
-    summary: Any  # _core.EffectSummary (1-D) or _core.MultiSummary (m-D)
+    summary: Any  # _core.EffectSummary (1-D), _core.MultiSummary (m-D); None for real-valued effects
     _x: np.ndarray
     _y: np.ndarray
     _paired: bool
 
     @classmethod
     def paired(cls, x: np.ndarray, y: np.ndarray) -> LocalEffects:
-        """Scores of two systems, validated int64 (N,): the local effects of T = sum(x) - sum(y)."""
+        """Scores of two systems, validated (N,) of one dtype: the local effects of T = sum(x) - sum(y)."""
+        if x.dtype.kind == "f":
+            return cls(None, x, y, True)
         return cls(_core.summarize_paired(x, y), x, y, True)
 
     @classmethod
@@ -46,17 +48,27 @@ class LocalEffects:
         return cls(_core.summarize_multi(stay, swap), stay, swap, False)
 
     @classmethod
+    def real(cls, stay: np.ndarray, swap: np.ndarray) -> LocalEffects:
+        """Validated float64 stay and swap (real-valued effects: no integer summary)."""
+        return cls(None, stay, swap, False)
+
+    @classmethod
     def read(cls, stay: Any, swap: Any, func: str, *, ndim: Union[int, tuple] = 1,
-             names: tuple[str, str] = ("stay", "swap")) -> LocalEffects:
-        """Validate user input (integers, equal shapes) and summarise it."""
-        stay_a = as_int_array(stay, names[0], func, ndim=ndim)
-        swap_a = as_int_array(swap, names[1], func, ndim=ndim)
-        check_same_length(stay_a, swap_a, names[0], names[1], func)
+             names: tuple[str, str] = ("stay", "swap"), real_ok: bool = False) -> LocalEffects:
+        """Validate user input (equal shapes; integers, or reals where `real_ok`) and summarise it."""
+        if real_ok:
+            stay_a, swap_a = as_score_pair(stay, swap, func, ndim=ndim, names=names)
+        else:
+            stay_a = as_int_array(stay, names[0], func, ndim=ndim)
+            swap_a = as_int_array(swap, names[1], func, ndim=ndim)
+            check_same_length(stay_a, swap_a, names[0], names[1], func)
         if stay_a.ndim == 2:
             if stay_a.shape[1] == 0:
                 raise ValueError(f"{func}: local effects need at least one coordinate; got shape {stay_a.shape}")
             if stay_a.shape[1] == 1:
                 stay_a, swap_a = stay_a[:, 0].copy(), swap_a[:, 0].copy()
+        if stay_a.dtype.kind == "f":
+            return cls.real(stay_a, swap_a)
         return cls.from_arrays(stay_a, swap_a)
 
     @cached_property
@@ -82,15 +94,25 @@ class LocalEffects:
         return self._x.ndim == 1
 
     @property
+    def is_real(self) -> bool:
+        return self.summary is None
+
+    @property
     def n_varying(self) -> int:
         """Entries with stay != swap."""
+        if self.is_real:
+            differ = self._x != self._y
+            return int(np.count_nonzero(differ if self.one_d else differ.any(axis=1)))
         if self.one_d:
             return int(self.summary.n_varying)
         return sum(int(c) for _, c in self.summary.groups)
 
     @property
     def observed(self) -> Union[int, tuple]:
-        """s_obs = sum(stay): an int, or a tuple for m-D."""
+        """s_obs = sum(stay): an int, or a tuple for m-D (floats for real-valued effects)."""
+        if self.is_real:
+            obs = self.stay.sum(axis=0)
+            return float(obs) if self.one_d else tuple(float(v) for v in obs)
         obs = self.summary.observed
         return int(obs) if self.one_d else tuple(int(v) for v in obs)
 

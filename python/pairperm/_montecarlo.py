@@ -9,8 +9,8 @@ import numpy as np
 from ._effects import LocalEffects
 from ._results import MonteCarloTestResult
 from ._runner import monte_carlo_options, run
-from ._statistics import CallableStatistic, SumStatistic
-from ._validation import N_RESAMPLES, RTOL, Alternative, ArrayLike, check_alternative, check_rtol, check_statistic
+from ._statistics import statistic_for
+from ._validation import N_RESAMPLES, Alternative, ArrayLike, check_alternative, check_rtol, check_statistic
 
 __all__ = ["monte_carlo_test"]
 
@@ -23,11 +23,10 @@ def _monte_carlo_test_iv(stay: Any, swap: Any, statistic: Any, n_resamples: Any,
     rtol = check_rtol(rtol, func)
     mc = monte_carlo_options("monte_carlo", n_resamples, rng, n_jobs, func, alpha=alpha,
                              confidence_level=confidence_level)
-    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2))
+    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
     if statistic is None and not effects.one_d:
         raise ValueError(f"{func}: statistic=None needs 1-D stay/swap; pass a statistic for shape {effects.stay.shape}")
-    stat = SumStatistic(effects) if statistic is None else CallableStatistic(statistic, effects, rtol, func)
-    return effects, stat, mc
+    return effects, statistic_for(effects, statistic, rtol, func), mc
 
 
 def monte_carlo_test(
@@ -40,7 +39,7 @@ def monte_carlo_test(
     alternative: Alternative = "two-sided",
     alpha: Optional[float] = None,
     confidence_level: float = 0.95,
-    rtol: float = RTOL,
+    rtol: Optional[float] = None,
     n_jobs: Optional[int] = None,
 ) -> MonteCarloTestResult:
     """Monte Carlo paired-permutation test (the papers' Alg. 1) for any statistic.
@@ -54,9 +53,10 @@ def monte_carlo_test(
 
     Parameters
     ----------
-    stay, swap : array_like of int, shape (N,) or (N, m)
-        Local effects ``g(u_n, v_n)`` and ``g(v_n, u_n)`` (integer m-vectors for
-        m-dimensional statistics, e.g. stacked sufficient statistics of both systems).
+    stay, swap : array_like, shape (N,) or (N, m)
+        Local effects ``g(u_n, v_n)`` and ``g(v_n, u_n)``: integers (m-vectors for
+        m-dimensional statistics, e.g. stacked sufficient statistics of both systems) or
+        real numbers (approximate randomisation on means: ``x - y, y - x``).
     statistic : callable or None
         Vectorised: receives the int64 sums of a block of K resamples, shape (K,) for
         1-D inputs or (K, m), and returns shape (K,). It is also called once on the
@@ -76,8 +76,9 @@ def monte_carlo_test(
         interval of the p-value excludes ``alpha``.
     confidence_level : float
         Of ``pvalue_ci``.
-    rtol : float
-        Relative tolerance for ties of a float statistic.
+    rtol : float or None
+        Relative tolerance for ties of a float statistic (default 1e-12 of ``|h_obs|``; for
+        the sum of real-valued effects 1e-9 of ``sum(|stay| + |swap|)``).
     n_jobs : int or None
         Sampler threads; None uses all cores.
 

@@ -8,15 +8,15 @@ from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
-from ._statistics import SumStatistic
+from ._statistics import statistic_for
 from ._validation import (
     N_RESAMPLES,
     Alternative,
     ArrayLike,
-    as_int_array,
+    as_score_pair,
     check_alternative,
     check_method,
-    check_same_length,
+    check_rtol,
 )
 
 __all__ = ["convolve_dp", "convolve_fft", "null_distribution", "permutation_test"]
@@ -74,15 +74,15 @@ def null_distribution(stay: ArrayLike, swap: ArrayLike, method: Literal["auto", 
 
 
 def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamples: Any, rng: Any,
-                         n_jobs: Any) -> tuple:
+                         n_jobs: Any, rtol: Any) -> tuple:
     func = "permutation_test"
     check_alternative(alternative, func)
     check_method(method, TEST_METHODS, func)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
-    x_a = as_int_array(x, "x", func)
-    y_a = as_int_array(y, "y", func)
-    check_same_length(x_a, y_a, "x", "y", func)
-    return LocalEffects.paired(x_a, y_a), mc
+    rtol = check_rtol(rtol, func)
+    x_a, y_a = as_score_pair(x, y, func)
+    effects = LocalEffects.paired(x_a, y_a)
+    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func, real=effects.is_real)
+    return effects, statistic_for(effects, None, rtol, func), mc
 
 
 def permutation_test(
@@ -94,8 +94,10 @@ def permutation_test(
     n_resamples: int = N_RESAMPLES,
     rng: Any = None,
     n_jobs: Optional[int] = None,
+    rtol: Optional[float] = None,
 ) -> PermutationTestResult:
-    """Exact paired-permutation test for a difference of summed integer scores.
+    """Paired-permutation test for a difference of summed scores: exact for integer scores,
+    exact or with a relative error bar for real-valued ones.
 
     Each entry's pair of scores is swapped between the systems with probability 1/2
     under the null. The statistic is ``T = sum(x) - sum(y)`` and, with S its null
@@ -104,28 +106,41 @@ def permutation_test(
 
     Parameters
     ----------
-    x, y : array_like of int, shape (N,)
-        Per-entry scores of systems A and B (e.g. correctly tagged tokens per sentence).
-        Integral floats are accepted.
+    x, y : array_like, shape (N,)
+        Per-entry scores of systems A and B: integers (e.g. correctly tagged tokens per
+        sentence; integral floats count as integers) or any finite real numbers (sentence
+        COMET/chrF, per-query nDCG/AP, judge scores).
     alternative : {"two-sided", "greater", "less"}
     method : {"auto", "exact", "dp", "fft", "monte_carlo"}
-        ``"auto"`` and ``"exact"``: the grouped engine with exponential tilting, exact
-        with relative accuracy ~1e-12 down to p = 1e-300 and beyond (see ``log_pvalue``);
-        when its window would be too large, all 2^n states of the n varying entries are
-        listed (n <= 22). ``"dp"`` / ``"fft"``: the papers' Alg. 3 / Alg. 4.
-        ``"monte_carlo"``: the papers' Alg. 1 with ``n_resamples`` samples,
-        ``p = (1 + hits) / (1 + K)``.
+        Integer scores: ``"auto"`` and ``"exact"`` run the grouped engine with
+        exponential tilting, exact with relative accuracy ~1e-12 down to p = 1e-300 and
+        beyond (see ``log_pvalue``); for small inputs with many distinct differences the
+        DP, and when the grouped engine's window would be too large, all 2^n states of the
+        n varying entries (n <= 22). ``"dp"`` / ``"fft"``: the papers' Alg. 3 / Alg. 4.
+        Real-valued scores: ``"exact"`` enumerates all 2^n states by meet in the middle
+        (n <= 40 varying entries; N = 40 takes ~50 ms); ``"auto"`` does that when it can and
+        otherwise estimates the tail by importance sampling under the exponentially tilted
+        null (tilt from the saddlepoint equation), with a 95% ``pvalue_ci`` whose *relative*
+        half-width is ~4-10% at ``n_resamples=10_000`` from p ~ 1e-3 to 1e-100 (it grows
+        slowly with the depth; quadruple ``n_resamples`` to halve it), and ``log_pvalue``
+        where p underflows. ``"monte_carlo"`` (both kinds): the papers' Alg. 1 with
+        ``n_resamples`` samples, ``p = (1 + hits) / (1 + K)``, which cannot resolve p below
+        ~1/K.
     n_resamples : int
-        Monte Carlo only.
+        Samples of the sampling routes.
     rng : None, int or numpy.random.Generator
-        Monte Carlo only; an int seed makes runs repeatable.
+        Seed of the sampling routes; an int makes runs repeatable.
     n_jobs : int or None
-        Threads of the Monte Carlo sampler; None uses all cores. Results do not depend on it.
+        Sampler threads; None uses all cores. Results do not depend on it.
+    rtol : float
+        Real-valued scores only: states within ``2 * rtol * sum(|x - y|)`` of the observed
+        statistic tie with it, identically in every route, so that ties in exact arithmetic
+        survive floating-point round-off. Default 1e-9.
 
     Returns
     -------
     PermutationTestResult
         ``engine`` says which route ran.
     """
-    effects, mc = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs)
-    return run(effects, SumStatistic(effects), alternative=alternative, method=method, func="permutation_test", mc=mc)
+    effects, stat, mc = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol)
+    return run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)

@@ -60,14 +60,16 @@ class MonteCarloOptions:
 
 
 def monte_carlo_options(method: str, n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
-                        confidence_level: Any = 0.95) -> Optional[MonteCarloOptions]:
-    """Validate the sampling arguments (always, whatever the method); None unless `method`
-    is "monte_carlo". The seed is drawn only then: it costs more than an exact test."""
+                        confidence_level: Any = 0.95, real: bool = False) -> Optional[MonteCarloOptions]:
+    """Validate the sampling arguments (always, whatever the method); None unless the test
+    may sample: `method` "monte_carlo", or real-valued effects (whose auto route estimates
+    deep tails by importance sampling). The seed is drawn only then: it costs more than an
+    exact test."""
     k = check_n_resamples(n_resamples, func)
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
     conf = check_probability(confidence_level, "confidence_level", func)
-    if method != "monte_carlo":
+    if method != "monte_carlo" and not real:
         check_rng(rng, func)
         return None
     return MonteCarloOptions(k, seed_from_rng(rng, func), a, conf, jobs)  # type: ignore[arg-type]
@@ -93,6 +95,8 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
             alternative=alternative, engine="monte_carlo", n_resamples=est.n_resamples, hits=est.hits,
             pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early,
         )
+    if effects.is_real:
+        return _real(effects, stat, alternative, method, func, mc, result_type)
     p, log_p, engine, bound = _exact(effects, stat, alternative, method, func)
     null_engine = engine if engine in ("dp", "fft") else "auto"
     return result_type(
@@ -101,9 +105,35 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
     )
 
 
+def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
+          mc: Optional[MonteCarloOptions], result_type: type) -> Any:
+    """Real-valued local effects: no dense distribution exists, so exact means enumeration
+    (meet in the middle for the sum, listing for other statistics) and large inputs are
+    estimated with a relative error bar (tilted importance sampling)."""
+    if method in ("dp", "fft"):
+        raise ValueError(f"{func}: method={method!r} needs integer local effects; real-valued scores take "
+                         "'auto', 'exact' or 'monte_carlo'")
+    done = dict(statistic=stat.value, method=method, alternative=alternative)
+    if hasattr(stat, "exact_or_tilted"):
+        assert mc is not None
+        r = stat.exact_or_tilted(alternative, method, mc.n_resamples, mc.seed, mc.n_jobs)
+        engine = "meet_in_the_middle" if r.method == "exact" else r.method
+        return result_type(**done, pvalue=r.pvalue, log_pvalue=r.log_pvalue, engine=engine,
+                           n_resamples=r.n_resamples, pvalue_ci=r.pvalue_ci)
+    if effects.n_varying > ENUMERATE_MAX:
+        raise SupportTooLargeError(
+            f"{func}: exact computation for a statistic of real-valued effects lists all 2^n states and is limited "
+            f"to n <= {ENUMERATE_MAX} varying entries; got {effects.n_varying}; use method='monte_carlo'"
+        )
+    p = _enumerate(effects, stat, alternative)
+    return result_type(**done, pvalue=p, log_pvalue=math.log(p) if p > 0 else -math.inf, engine="enumeration")
+
+
 def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> tuple:
     """(p, log p, engine that ran, whether p is only a bound)."""
     if method in ("auto", "exact"):
+        if effects.n_varying == 0:
+            return 1.0, 0.0, "enumeration", False
         if stat.has_tilted and _dp_is_cheaper(effects):
             return _from_distribution(effects, stat, alternative, "dp", func)
         if stat.has_tilted and _tilted_is_affordable(effects):
@@ -197,15 +227,11 @@ def _distribution_is_affordable(effects: LocalEffects) -> bool:
 
 def enumerate_states(effects: LocalEffects) -> np.ndarray:
     """All 2^n values of S (shape (2^n, m)) for the n varying entries, by doubling."""
-    s = effects.summary
-    if effects.one_d:
-        lo = np.array([int(s.lo_sum)], dtype=np.int64)
-        deltas = [np.array([int(k)], dtype=np.int64) for k, c in s.groups for _ in range(int(c))]
-    else:
-        lo = np.array([int(v) for v in s.lo_sum], dtype=np.int64)
-        deltas = [np.array(d, dtype=np.int64) for d, c in s.groups for _ in range(int(c))]
-    states = lo.reshape(1, -1)
-    for d in deltas:
+    n, m = effects.n, effects.m
+    stay = effects.stay.reshape(n, m)
+    delta = effects.swap.reshape(n, m) - stay
+    states = stay.sum(axis=0).reshape(1, m)
+    for d in delta[(delta != 0).any(axis=1)]:
         states = np.concatenate((states, states + d))
     return states
 
@@ -226,22 +252,31 @@ def block_seed(seed: int, block: int) -> int:
 class _Sampler:
     """Draws blocks of null sums S* (shape (k, m)).
 
-    Coordinates are packed into one int64 by mixed radix when the box allows: the sum is
-    linear, so the core's fast 1-D path draws all of them at once, with the same random bit
-    per entry and resample as the m-D path (the same seed gives the same resamples either way).
+    Integer coordinates are packed into one int64 by mixed radix when the box allows: the
+    sum is linear, so the core's fast 1-D path draws all of them at once, with the same
+    random bit per entry and resample as the m-D path (the same seed gives the same
+    resamples either way). Real-valued 1-D effects use the core's float sampler; real m-D
+    effects, NumPy.
     """
 
     def __init__(self, effects: LocalEffects) -> None:
         n, m = effects.n, effects.m
         stay = effects.stay.reshape(n, m)
         swap = effects.swap.reshape(n, m)
-        self.m = stay.shape[1]
+        self.m = m
+        self._real = effects.is_real
         self._radix: Optional[list[int]] = None
-        if self.m > 1:
+        if self._real:
+            lo = np.minimum(stay, swap)
+            self._base = lo.sum(axis=0)
+            self._delta = np.ascontiguousarray(np.abs(swap - stay)[:, 0] if m == 1 else swap - stay)
+            self._stay_sum = stay.sum(axis=0)
+            return
+        if m > 1:
             spans = [int(v) for v in np.abs(stay - swap).sum(axis=0, dtype=np.int64)]
             if math.prod(s + 1 for s in spans) < 2**62:
                 lo = np.minimum(stay, swap)
-                self._radix = [math.prod(s + 1 for s in spans[j + 1:]) for j in range(self.m)]
+                self._radix = [math.prod(s + 1 for s in spans[j + 1:]) for j in range(m)]
                 weights = np.array(self._radix, dtype=np.int64)
                 self._base = lo.sum(axis=0, dtype=np.int64)
                 stay = ((stay - lo) * weights).sum(axis=1, dtype=np.int64).reshape(-1, 1)
@@ -250,6 +285,8 @@ class _Sampler:
         self._swap = np.ascontiguousarray(swap)
 
     def draw(self, k: int, seed: int, n_jobs: int) -> np.ndarray:
+        if self._real:
+            return self._draw_real(k, seed, n_jobs)
         sums = _core.sample_sums(self._stay, self._swap, k, seed, n_jobs)
         if self._radix is None:
             return sums
@@ -260,18 +297,33 @@ class _Sampler:
             packed = packed - out[:, j] * w
         return out + self._base
 
+    def _draw_real(self, k: int, seed: int, n_jobs: int) -> np.ndarray:
+        if self.m == 1:
+            return (self._base[0] + _core.real_sample_t(self._delta, 0.0, k, seed, n_jobs)).reshape(k, 1)
+        swaps = np.random.default_rng(seed).integers(0, 2, size=(k, len(self._delta)), dtype=np.int8)
+        return self._stay_sum + swaps.astype(np.float64) @ self._delta
+
 
 def monte_carlo(effects: LocalEffects, stat: Any, alternative: str, opts: MonteCarloOptions) -> MonteCarloEstimate:
     """The one Monte Carlo loop: blocked (memory flat in n_resamples), seeded per block
     (independent of the thread count), with optional early stopping once the
     Clopper-Pearson interval excludes `alpha`. p = (1 + hits) / (1 + K)."""
-    sampler = _Sampler(effects)
-    block = max(1, min(MC_BLOCK, MC_BLOCK_ELEMENTS // max(1, effects.m)))
+    if hasattr(stat, "block_hits"):
+        def block_hits(k: int, seed: int) -> int:
+            return int(stat.block_hits(k, seed, alternative, opts.n_jobs))
+    else:
+        sampler = _Sampler(effects)
+
+        def block_hits(k: int, seed: int) -> int:
+            return int(stat.count(sampler.draw(k, seed, opts.n_jobs), alternative))
+    # Real m-D effects are drawn with a (k, N) matrix of swaps: blocks shrink with N there.
+    width = max(1, effects.m) * (effects.n if effects.is_real and effects.m > 1 else 1)
+    block = max(1, min(MC_BLOCK, MC_BLOCK_ELEMENTS // width))
     hits = done = b = 0
     stopped = False
     while done < opts.n_resamples:
         k = min(block, opts.n_resamples - done)
-        hits += stat.count(sampler.draw(k, block_seed(opts.seed, b), opts.n_jobs), alternative)
+        hits += block_hits(k, block_seed(opts.seed, b))
         done, b = done + k, b + 1
         if opts.alpha is not None and done < opts.n_resamples and excludes(hits, done, opts.confidence_level, opts.alpha):
             stopped = True

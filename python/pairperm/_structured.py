@@ -9,10 +9,9 @@ import numpy as np
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
-from ._statistics import CallableStatistic, SumStatistic
+from ._statistics import statistic_for
 from ._validation import (
     N_RESAMPLES,
-    RTOL,
     Alternative,
     ArrayLike,
     check_alternative,
@@ -33,15 +32,14 @@ def _structured_test_iv(stay: Any, swap: Any, statistic: Any, alternative: Any, 
     check_method(method, STRUCTURED_METHODS, func)
     check_statistic(statistic, func)
     rtol = check_rtol(rtol, func)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
-    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2))
+    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
+    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func, real=effects.is_real)
     if statistic is None and not effects.one_d:
         raise ValueError(f"{func}: statistic=None (the sum S) needs 1-D local effects; for shape "
                          f"{effects.stay.shape} pass a vectorised callable statistic")
     if method == "fft" and not effects.one_d:
         raise ValueError(f"{func}: method='fft' (Alg. 4) is for 1-D local effects; use 'auto' or 'dp' for m-D")
-    stat = SumStatistic(effects) if statistic is None else CallableStatistic(statistic, effects, rtol, func)
-    return effects, stat, mc
+    return effects, statistic_for(effects, statistic, rtol, func), mc
 
 
 def structured_test(
@@ -51,7 +49,7 @@ def structured_test(
     *,
     alternative: Alternative = "two-sided",
     method: Literal["auto", "exact", "dp", "fft", "monte_carlo"] = "auto",
-    rtol: float = RTOL,
+    rtol: Optional[float] = None,
     n_resamples: int = N_RESAMPLES,
     rng: Any = None,
     n_jobs: Optional[int] = None,
@@ -63,8 +61,13 @@ def structured_test(
 
     Parameters
     ----------
-    stay, swap : array_like of int, shape (N,) or (N, m)
-        Local effects ``g(u_n, v_n)`` and ``g(v_n, u_n)`` (integer m-vectors for m-D statistics).
+    stay, swap : array_like, shape (N,) or (N, m)
+        Local effects ``g(u_n, v_n)`` and ``g(v_n, u_n)``: integers (m-vectors for m-D
+        statistics), or real numbers. Real-valued effects have no dense null distribution:
+        the sum (``statistic=None``, 1-D) runs as in :func:`permutation_test` on real
+        scores (meet-in-the-middle enumeration, or tilted importance sampling); a callable
+        is exact by listing all 2^n states (n <= 22 varying entries) or sampled with
+        ``method="monte_carlo"``.
     statistic : None or callable
         ``None``: the statistic is S itself (1-D only): greater ``P[S >= s_obs]``, less
         ``P[S <= s_obs]``, two-sided ``P[|S - mu| >= |s_obs - mu|]`` with ``mu = E[S]``,
@@ -81,13 +84,14 @@ def structured_test(
         round-off recomputed by the DP), or listing all 2^n states when few entries vary.
         ``"dp"``: the papers' Alg. 3 (any m). ``"fft"``: the papers' Alg. 4 (1-D only).
         ``"monte_carlo"``: ``n_resamples`` random swaps, as :func:`monte_carlo_test`.
-    rtol : float
-        Float statistics tie when within ``rtol * |h_obs|``: the comparisons are
+    rtol : float or None
+        Float statistics tie when within ``rtol * |h_obs|`` (default 1e-12): the comparisons are
         ``h(S) >= h_obs - rtol*|h_obs|`` (greater), ``h(S) <= h_obs + rtol*|h_obs|`` (less),
         ``|h(S)| >= |h_obs| - rtol*|h_obs|`` (two-sided), so that states tied in exact
         arithmetic still count after floating-point round-off. Integer-valued statistics
-        are compared exactly. For F1, precision and recall use :func:`pairperm.f1_test`
-        etc., which compare ratios exactly.
+        are compared exactly. For the sum of real-valued effects the slack is
+        ``rtol * sum(|stay| + |swap|)`` (default 1e-9), as in :func:`permutation_test`. For
+        F1, precision and recall use :func:`pairperm.f1_test` etc., which compare ratios exactly.
     n_resamples, rng, n_jobs :
         ``method="monte_carlo"`` only, as in :func:`monte_carlo_test`.
 

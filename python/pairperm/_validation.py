@@ -17,11 +17,13 @@ ArrayLike = npt.ArrayLike
 N_RESAMPLES = 10_000
 #: Default relative tolerance for ties of float statistics.
 RTOL = 1e-12
+#: Default relative tolerance for ties of real-valued sums (scaled by sum |stay - swap|).
+REAL_RTOL = 1e-9
 
 # Largest magnitude accepted for one value; sums are checked again in the C++ core.
 _MAX_ABS = 2**61
 
-REAL_VALUED_HINT = "for real-valued scores use pairperm.wilcoxon_test or pairperm.bootstrap_test"
+REAL_VALUED_HINT = "exact distributions need integer effects; pairperm.permutation_test takes real-valued scores"
 
 
 def check_alternative(alternative: Any, func: str = "") -> str:
@@ -53,8 +55,11 @@ def check_n_resamples(n_resamples: Any, func: str = "") -> int:
     return int(n_resamples)
 
 
-def check_rtol(rtol: Any, func: str) -> float:
-    """Relative tolerance for ties of float statistics: a finite number in [0, 1)."""
+def check_rtol(rtol: Any, func: str) -> Optional[float]:
+    """Relative tolerance for ties of float statistics: None (the statistic's default) or a
+    finite number in [0, 1)."""
+    if rtol is None:
+        return None
     if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not (math.isfinite(rtol) and 0 <= float(rtol) < 1):
         raise ValueError(f"{func}: rtol must be a finite number in [0, 1); got {rtol!r}")
     return float(rtol)
@@ -202,3 +207,27 @@ def apply_vectorised(fn: Any, values: np.ndarray, k: int, func: str, what: str =
         raise ValueError(f"{func}: {what} must return numbers; got dtype {out.dtype}")
     # Integer results stay integers (exact comparisons); everything else is float64.
     return out if out.dtype.kind in "iu" else out.astype(np.float64, copy=False)
+
+
+def as_scores(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
+    """Integer-valued data as int64 (so the exact integer engines apply), anything else real as float64."""
+    arr = as_real_array(values, name, func, ndim=ndim)
+    if arr.dtype.kind == "f" and (arr.size == 0 or (np.all(arr == np.floor(arr)) and np.abs(arr).max() < 2**53)):
+        return arr.astype(np.int64)
+    return arr
+
+
+def as_score_pair(x: Any, y: Any, func: str, *, ndim: int | tuple[int, ...] = 1,
+                  names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray]:
+    """Two systems' scores (or local effects) of one kind: both int64, or both float64."""
+    xa = as_scores(x, names[0], func, ndim=ndim)
+    ya = as_scores(y, names[1], func, ndim=ndim)
+    check_same_length(xa, ya, names[0], names[1], func)
+    if xa.dtype == ya.dtype:
+        return xa, ya
+    # One side is real-valued: both are compared as float64, exact for integers below 2^53.
+    for arr, name in ((xa, names[0]), (ya, names[1])):
+        if arr.dtype.kind == "i" and arr.size and np.abs(arr).max() >= 2**53:
+            raise ValueError(f"{func}: {name} holds integers of 2**53 or more next to real-valued scores; "
+                             "they cannot be compared exactly in float64")
+    return xa.astype(np.float64), ya.astype(np.float64)

@@ -1,4 +1,4 @@
-"""Command-line interface: `pairperm demo` and `pairperm test FILE`."""
+"""Command-line interface: `pairperm demo`, `pairperm test FILE` and `pairperm compare FILE...`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import numpy as np
 
 from ._f1 import run_f1_file
 from ._permutation import TEST_METHODS, permutation_test
+from ._systems_cli import add_compare_parser, run_compare
 from ._validation import ALTERNATIVES
+from ._version import __version__
 from .datasets import stanza_pos_like
 
 DEMO_N = 10_000
@@ -161,6 +163,7 @@ def run_test_file(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pairperm", description="Exact paired-permutation tests for two systems.")
+    parser.add_argument("--version", action="version", version=f"pairperm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="exact vs Monte Carlo on the papers' experiment data (N = 10,000)")
     demo.add_argument("--n", type=int, default=DEMO_N, help=argparse.SUPPRESS)
@@ -182,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also draw the null distribution, observed statistic and rejection region (needs matplotlib; "
         f"log axis when p < {PLOT_LOG_BELOW:g})",
     )
+    add_compare_parser(sub)
     return parser
 
 
@@ -190,6 +194,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "demo":
             run_demo(n=args.n, plot=args.plot)
+        elif args.command == "compare":
+            run_compare(args)
         else:
             delim = "\t" if args.delim in ("tab", "\\t", "\t") else args.delim
             if delim not in (",", "\t"):

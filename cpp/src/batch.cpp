@@ -1,0 +1,104 @@
+// Pairs are independent, so threads take them one at a time from a shared counter: the
+// cost of a pair varies with its number of groups and a static split would idle threads.
+//
+// The calling thread works too, and waits only for pairs a helper has actually claimed.
+// Helpers are detached and keep the shared state alive themselves: on a busy machine a
+// helper may not be scheduled until the caller has done every pair, and the caller must not
+// wait for it (a join would cost a scheduler time slice per helper, more than a small batch).
+#include "pairperm/batch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "pairperm/local_effects.hpp"
+#include "pairperm/pvalue.hpp"
+
+namespace pairperm {
+namespace {
+
+struct BatchState {
+    const std::int64_t* scores;
+    std::size_t n;
+    const std::int64_t* pairs;
+    std::size_t n_pairs;
+    Alternative alternative;
+    PairPValue* out;
+    std::atomic<std::size_t> next{0};
+    std::mutex mutex;
+    std::condition_variable all_done;
+    std::size_t completed = 0;  // guarded by mutex
+};
+
+PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n, Alternative alternative) {
+    PairPValue r;
+    try {
+        const EffectSummary s = summarize_paired(x, y, n);
+        r.observed = s.observed;
+        r.n_varying = s.n_varying;
+        const PValue pv = grouped_pvalue(s, alternative);
+        r.pvalue = pv.pvalue;
+        r.log_pvalue = pv.log_pvalue;
+    } catch (const std::exception&) {
+        // Only this pair is affected; the caller reruns it where errors are reported.
+        r = PairPValue{};
+        r.status = 1;
+    }
+    return r;
+}
+
+// Claimed indices >= n_pairs touch nothing but the state, so a late helper is harmless.
+void work(BatchState& st) {
+    std::size_t done = 0;
+    for (std::size_t p = st.next.fetch_add(1); p < st.n_pairs; p = st.next.fetch_add(1)) {
+        const std::int64_t* x = st.scores + static_cast<std::size_t>(st.pairs[2 * p]) * st.n;
+        const std::int64_t* y = st.scores + static_cast<std::size_t>(st.pairs[2 * p + 1]) * st.n;
+        st.out[p] = one_pair(x, y, st.n, st.alternative);
+        ++done;
+    }
+    if (done == 0) return;
+    std::lock_guard<std::mutex> lock(st.mutex);  // also publishes this thread's writes to out
+    st.completed += done;
+    if (st.completed == st.n_pairs) st.all_done.notify_all();
+}
+
+}  // namespace
+
+void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
+                           const std::int64_t* pairs, std::size_t n_pairs, Alternative alternative,
+                           unsigned n_threads, PairPValue* out) {
+    for (std::size_t p = 0; p < 2 * n_pairs; ++p) {
+        if (pairs[p] < 0 || static_cast<std::size_t>(pairs[p]) >= n_systems)
+            throw std::invalid_argument("batch_grouped_pvalues: system index " + std::to_string(pairs[p]) +
+                                        " outside [0, " + std::to_string(n_systems) + ")");
+    }
+    if (n_pairs == 0) return;
+    auto st = std::make_shared<BatchState>();
+    st->scores = scores;
+    st->n = n;
+    st->pairs = pairs;
+    st->n_pairs = n_pairs;
+    st->alternative = alternative;
+    st->out = out;
+    unsigned threads = n_threads ? n_threads : std::max(1U, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(std::min<std::size_t>(threads, n_pairs));
+    for (unsigned t = 1; t < threads; ++t) {
+        try {
+            std::thread([st] { work(*st); }).detach();
+        } catch (const std::system_error&) {
+            break;  // no more threads available: the others (and this one) share the work
+        }
+    }
+    work(*st);
+    std::unique_lock<std::mutex> lock(st->mutex);
+    st->all_done.wait(lock, [&] { return st->completed == st->n_pairs; });
+}
+
+}  // namespace pairperm

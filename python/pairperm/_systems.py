@@ -1,0 +1,815 @@
+"""compare_systems(): every pair of many systems, each with the test compare() runs, corrected
+for multiple testing, reported the way evaluation papers print it.
+
+Integer-sum metrics (accuracy and friends) go to one C++ batch over a score matrix (exact
+grouped p-values on C++ threads); the other metrics run compare() per pair on a thread pool.
+Any concurrent.futures.Executor spreads the pairs over processes or machines in chunks that
+ship each needed system once per chunk.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import inspect
+import json
+import math
+import numbers
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
+from ._compare import _INTEGER_SUMS, METRICS, _is_integral, compare
+from ._results import _fmt
+from ._validation import Alternative, apply_vectorised, as_int_array, as_real_array, check_alternative
+
+__all__ = ["CORRECTIONS", "SystemPair", "SystemsComparison", "compare_systems", "multipletests"]
+
+CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "fdr_by", None)
+
+_FUNC = "compare_systems"
+# Metrics for which a lower value is the better system.
+_LOWER_IS_BETTER = ("perplexity",)
+# Progress is shown for batches still running after this many seconds.
+_PROGRESS_AFTER = 2.0
+# Local batch calls aim at about this much work each, so that progress can be reported.
+_BATCH_CALL_SECONDS = 0.25
+
+
+class SystemPair(NamedTuple):
+    """One compared pair: A against B (``statistic`` and ``pvalue`` as ``compare(A, B)``)."""
+
+    system_a: str
+    system_b: str
+    metric_a: Union[int, float]
+    metric_b: Union[int, float]
+    statistic: Union[int, float]
+    pvalue: float
+    pvalue_adjusted: float
+    significant: bool
+    test: str
+
+
+# ---------------------------------------------------------------- multiple testing
+
+
+def multipletests(pvalues: Any, method: Optional[str] = "holm") -> np.ndarray:
+    """Adjusted p-values for a family of tests (the ``pvals_corrected`` of statsmodels).
+
+    ``"holm"`` (step-down, family-wise error), ``"bonferroni"``, ``"fdr_bh"``
+    (Benjamini-Hochberg), ``"fdr_by"`` (Benjamini-Yekutieli, any dependence) or None
+    (unadjusted). A hypothesis is rejected at level alpha when its adjusted p-value is <= alpha.
+    """
+    if method not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {', '.join(map(repr, CORRECTIONS))}; got {method!r}")
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"p-values must be 1-D; got shape {p.shape}")
+    if p.size and (not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1):
+        raise ValueError("p-values must be finite numbers in [0, 1]")
+    m = p.size
+    if method is None or m == 0:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(p * m, 1.0)
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    rank = np.arange(1, m + 1)
+    if method == "holm":
+        adj = np.maximum.accumulate((m - rank + 1) * ps)
+    else:
+        scale = float(np.sum(1.0 / rank)) if method == "fdr_by" else 1.0
+        adj = np.minimum.accumulate((ps * m * scale / rank)[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+# ---------------------------------------------------------------- the result
+
+
+def _labels(n: int) -> list[str]:
+    """a, b, ..., z, aa, ab, ...: short marks for the report."""
+    out = []
+    for i in range(n):
+        s = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            s = chr(ord("a") + r) + s
+        out.append(s)
+    return out
+
+
+def _latex_escape(s: str) -> str:
+    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return "".join(repl.get(c, c) for c in s)
+
+
+def _markdown_escape(s: str) -> str:
+    return s.replace("|", r"\|")
+
+
+@dataclass(frozen=True, repr=False)
+class SystemsComparison:
+    """Result of :func:`compare_systems`.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The systems, in the order given.
+    metric : str
+        The metric's name (a callable's ``__name__``).
+    metric_values : tuple
+        Each system's metric on the full data (accuracy: mean score, "sum": the sum, F1 and
+        the like: from the summed counts).
+    rows : tuple of SystemPair
+        One per compared pair, in the order compared.
+    alternative : str
+    correction : str or None
+    alpha : float
+    baseline : str or None
+        Set when every system was compared against this one only.
+    """
+
+    names: tuple
+    metric: str
+    metric_values: tuple
+    rows: tuple
+    alternative: str
+    correction: Optional[str]
+    alpha: float
+    baseline: Optional[str] = None
+
+    # ---- views
+
+    def pvalue_matrix(self, adjusted: bool = True) -> np.ndarray:
+        """(n, n) matrix of p-values, NaN on the diagonal and for pairs not compared.
+
+        Entry ``[i, j]`` is the p-value of system i against system j. Two-sided tests are
+        symmetric, so both ``[i, j]`` and ``[j, i]`` are filled; one-sided tests fill only the
+        direction that was tested (``system_a`` in the row).
+        """
+        index = {name: i for i, name in enumerate(self.names)}
+        out = np.full((len(self.names), len(self.names)), np.nan)
+        for r in self.rows:
+            i, j = index[r.system_a], index[r.system_b]
+            p = r.pvalue_adjusted if adjusted else r.pvalue
+            out[i, j] = p
+            if self.alternative == "two-sided":
+                out[j, i] = p
+        return out
+
+    def wins(self) -> dict:
+        """name -> the systems it is significantly better than (after correction)."""
+        lower = self.metric in _LOWER_IS_BETTER
+        value = dict(zip(self.names, self.metric_values))
+        out: dict = {name: [] for name in self.names}
+        for r in self.rows:
+            if not r.significant:
+                continue
+            if self.alternative == "greater":
+                winner, loser = r.system_a, r.system_b
+            elif self.alternative == "less":
+                winner, loser = r.system_b, r.system_a
+            else:
+                va, vb = value[r.system_a], value[r.system_b]
+                if va == vb or not (math.isfinite(va) and math.isfinite(vb)):
+                    continue
+                a_better = (va < vb) if lower else (va > vb)
+                winner, loser = (r.system_a, r.system_b) if a_better else (r.system_b, r.system_a)
+            out[winner].append(loser)
+        return out
+
+    def to_dict(self) -> dict:
+        """Plain Python values only (str, int, float, bool, None, lists, dicts)."""
+        return {
+            "metric": self.metric,
+            "alternative": self.alternative,
+            "correction": self.correction,
+            "alpha": self.alpha,
+            "baseline": self.baseline,
+            "systems": [{"name": n, "metric": v} for n, v in zip(self.names, self.metric_values)],
+            "pairs": [r._asdict() for r in self.rows],
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """JSON text of :meth:`to_dict`; :meth:`from_json` reads it back."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> SystemsComparison:
+        systems = d["systems"]
+        return cls(
+            names=tuple(s["name"] for s in systems),
+            metric=d["metric"],
+            metric_values=tuple(s["metric"] for s in systems),
+            rows=tuple(SystemPair(**r) for r in d["pairs"]),
+            alternative=d["alternative"],
+            correction=d["correction"],
+            alpha=d["alpha"],
+            baseline=d.get("baseline"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> SystemsComparison:
+        return cls.from_dict(json.loads(text))
+
+    def to_frame(self) -> Any:
+        """The rows as a pandas DataFrame (pandas is imported only here)."""
+        import pandas as pd
+
+        return pd.DataFrame([r._asdict() for r in self.rows], columns=list(SystemPair._fields))
+
+    # ---- reports
+
+    def _caption(self, test_names: str) -> str:
+        corr = {None: "no correction", "holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
+                "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted"}[self.correction]
+        scope = f"each system against {self.baseline}" if self.baseline is not None else "all pairs"
+        side = {"two-sided": "two-sided", "greater": "one-sided (A better)", "less": "one-sided (A worse)"}[self.alternative]
+        n = len(self.rows)
+        return (f"marks: the system is significantly better than the systems with these marks "
+                f"({side} {test_names}, {scope}, {corr} p <= {self.alpha:g}, {n} comparison{'s' if n != 1 else ''})")
+
+    def _report_rows(self) -> tuple[list[str], list[str], list[bool], str]:
+        labels = _labels(len(self.names))
+        label_of = dict(zip(self.names, labels))
+        wins = self.wins()
+        sep = "" if all(len(s) == 1 for s in labels) else ","
+        finite = [v for v in self.metric_values if isinstance(v, (int, float)) and math.isfinite(v)]
+        best = (min(finite) if self.metric in _LOWER_IS_BETTER else max(finite)) if finite else None
+        marks = [sep.join(sorted((label_of[loser] for loser in wins[n]), key=lambda s: (len(s), s))) for n in self.names]
+        tests = sorted({r.test for r in self.rows})
+        return labels, marks, [best is not None and v == best for v in self.metric_values], " / ".join(tests) or "no test"
+
+    @staticmethod
+    def _value(v: Any) -> str:
+        return str(v) if isinstance(v, numbers.Integral) else f"{v:.4f}"
+
+    def to_markdown(self) -> str:
+        """A report table: one row per system, its metric, and a superscript mark for each
+        system it significantly beats after correction (explained below the table)."""
+        labels, marks, best, tests = self._report_rows()
+        lines = [f"| | system | {_markdown_escape(self.metric)} |", "|---|---|---:|"]
+        for lab, name, v, mk, b in zip(labels, self.names, self.metric_values, marks, best):
+            cell = self._value(v)
+            if b:
+                cell = f"**{cell}**"
+            if mk:
+                cell += f"<sup>{mk}</sup>"
+            lines.append(f"| {lab} | {_markdown_escape(name)} | {cell} |")
+        lines.append("")
+        lines.append(f"Best value in bold; {self._caption(tests)}.")
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        """The same report as a LaTeX table (booktabs) with the marks explained in its caption."""
+        labels, marks, best, tests = self._report_rows()
+        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{llr}", r"\toprule",
+                 rf" & System & {_latex_escape(self.metric)} \\", r"\midrule"]
+        for lab, name, v, mk, b in zip(labels, self.names, self.metric_values, marks, best):
+            cell = self._value(v)
+            if b:
+                cell = rf"\textbf{{{cell}}}"
+            if mk:
+                cell += rf"$^{{\mathrm{{{mk}}}}}$"
+            lines.append(rf"{lab} & {_latex_escape(name)} & {cell} \\")
+        caption = _latex_escape(self._caption(tests)).replace("p <= ", "$p \\leq$ ")
+        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{Best value in bold; {caption}.}}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+    def to_table(self, max_rows: Optional[int] = None) -> str:
+        """Plain-text table of the pairs (the first and last max_rows / 2 when there are more)."""
+        head = (f"SystemsComparison(metric={self.metric!r}, systems={len(self.names)}, pairs={len(self.rows)}, "
+                f"alternative={self.alternative!r}, correction={self.correction!r}, alpha={self.alpha:g}"
+                + (f", baseline={self.baseline!r}" if self.baseline is not None else "") + ")")
+        cut = max_rows is not None and len(self.rows) > max_rows
+        half = (max_rows or 0) // 2
+        shown = self.rows[:half] + self.rows[len(self.rows) - half:] if cut else self.rows
+        w = max([len("system_a")] + [len(r.system_a) for r in shown] + [len(r.system_b) for r in shown])
+        lines = [head, f"  {'system_a':<{w}}  {'system_b':<{w}}  {'metric_a':>10}  {'metric_b':>10}  "
+                       f"{'statistic':>11}  {'pvalue':>10}  {'adjusted':>10}  sig  test"]
+        for k, r in enumerate(shown):
+            if cut and k == half:
+                lines.append(f"  ... {len(self.rows) - 2 * half} more pairs ...")
+            lines.append(
+                f"  {r.system_a:<{w}}  {r.system_b:<{w}}  {_fmt(r.metric_a):>10}  {_fmt(r.metric_b):>10}  "
+                f"{_fmt(r.statistic):>11}  {r.pvalue:>10.4g}  {r.pvalue_adjusted:>10.4g}  "
+                f"{'*' if r.significant else ' ':^3}  {r.test}"
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_table(max_rows=20)
+
+
+# ---------------------------------------------------------------- input
+
+
+def _is_dataframe(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "columns") and hasattr(x, "iloc")
+
+
+def _read_systems(scores: Any, names: Optional[Sequence]) -> tuple[list[str], list[Any]]:
+    """(names, raw per-system arrays). DataFrame columns and mapping keys are read by name."""
+    if _is_dataframe(scores):
+        columns = list(scores.columns)
+        if len(set(map(str, columns))) != len(columns):
+            raise ValueError(f"{_FUNC}: DataFrame column names must be unique; got {columns}")
+        by_name = {str(c): c for c in columns}
+        chosen = columns if names is None else [_lookup(by_name, n, "DataFrame column") for n in names]
+        return [str(c) for c in chosen], [scores[c].to_numpy() for c in chosen]
+    if isinstance(scores, Mapping):
+        keys = list(scores.keys())
+        by_name = {str(k): k for k in keys}
+        if len(by_name) != len(keys):
+            raise ValueError(f"{_FUNC}: system names must be unique as strings; got {keys}")
+        chosen = keys if names is None else [_lookup(by_name, n, "system") for n in names]
+        return [str(k) for k in chosen], [scores[k] for k in chosen]
+    try:
+        arr = np.asarray(scores)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{_FUNC}: scores could not be read as an array of shape (n_systems, N, ...): {exc}") from None
+    if arr.ndim < 2:
+        raise ValueError(
+            f"{_FUNC}: scores must be a mapping name -> per-entry scores, a pandas DataFrame (one column per "
+            f"system) or an array of shape (n_systems, N, ...); got shape {arr.shape}"
+        )
+    if names is None:
+        names = [f"system_{i}" for i in range(arr.shape[0])]
+    names = [str(n) for n in names]
+    if len(names) != arr.shape[0]:
+        raise ValueError(f"{_FUNC}: names has {len(names)} entries but scores has {arr.shape[0]} systems (rows)")
+    return names, list(arr)
+
+
+def _lookup(by_name: dict, n: Any, what: str) -> Any:
+    if str(n) not in by_name:
+        raise ValueError(f"{_FUNC}: no {what} named {n!r}; available: {', '.join(map(repr, by_name))}")
+    return by_name[str(n)]
+
+
+def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
+    """A system's metric on the full data, from the library's own metric functions."""
+    if callable(metric):
+        sums = arr.astype(np.float64).sum(axis=0)[None]
+        return float(apply_vectorised(metric, sums, 1, _FUNC, "metric")[0])
+    if metric == "sum":
+        return int(arr.sum())
+    if metric in _INTEGER_SUMS or metric in ("mean", "perplexity"):
+        return float(arr.mean())
+    sums = arr.sum(axis=0).astype(np.float64)
+    if metric in ("f1", "precision", "recall"):
+        if sums.shape == (2,):  # (tp, errors): F1 = 2 TP / (2 TP + errors)
+            sums = np.array([sums[0], sums[1], 0.0])
+        if metric == "precision":
+            return float(f1_from_sums(sums, beta=0.0))  # F_0 is precision
+        if metric == "recall":
+            return float(f1_from_sums(sums[[0, 2, 1]], beta=0.0))  # F_0 with fp and fn exchanged
+        return float(f1_from_sums(sums))
+    if metric == "macro_f1":
+        return float(f1_from_sums(sums).mean(axis=-1))
+    return float(bleu_from_sums(sums))  # bleu
+
+
+def _frame_columns(metric: Any, label: str, frame: Any) -> np.ndarray:
+    """One system's DataFrame of per-entry statistics, its columns taken by name."""
+    cols = [str(c) for c in frame.columns]
+    options: list[tuple[str, ...]]
+    if metric in ("f1", "precision", "recall"):
+        options = [("tp", "fp", "fn"), ("tp", "errors")] if metric == "f1" else [("tp", "fp", "fn")]
+    elif metric == "bleu":
+        options = [BLEU_COLUMNS]
+    else:
+        options = [tuple(cols)] if len(cols) == 1 else []
+    for want in options:
+        if set(want) <= set(cols):
+            by_name = {str(c): c for c in frame.columns}
+            return np.column_stack([frame[by_name[c]].to_numpy() for c in want]) if len(want) > 1 \
+                else frame[by_name[want[0]]].to_numpy()
+    need = " or ".join("(" + ", ".join(w) + ")" for w in options) or "a single column"
+    raise ValueError(f"{_FUNC}: {label} is a DataFrame with columns {cols}; metric={metric!r} reads columns by "
+                     f"name and needs {need}")
+
+
+def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
+    label = f"system {name!r}"
+    if _is_dataframe(raw):
+        raw = _frame_columns(metric, label, raw)
+    if callable(metric) or metric in ("mean", "perplexity"):
+        arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
+        if metric in ("mean", "perplexity") and arr.ndim != 1:
+            raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,); {label} has shape {arr.shape}")
+        return arr
+    if metric in _INTEGER_SUMS:
+        return as_int_array(raw, label, _FUNC)
+    if metric in ("f1", "precision", "recall"):
+        arr = as_int_array(raw, label, _FUNC, ndim=2, hint="counts must be non-negative integers")
+        if arr.shape[1] not in (2, 3):
+            raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry (tp, fp, fn) counts of shape (N, 3) "
+                             f"(or (tp, errors), (N, 2)); {label} has shape {arr.shape}")
+        return arr
+    want = "(N, C, 3)" if metric == "macro_f1" else "(N, 10)"
+    arr = as_int_array(raw, label, _FUNC, ndim=(2, 3), hint="pairperm.bootstrap_test takes real-valued statistics")
+    ok = (arr.ndim == 3 and arr.shape[2] == 3) if metric == "macro_f1" else (arr.ndim == 2 and arr.shape[1] == 10)
+    if not ok:
+        raise ValueError(f"{_FUNC}: metric={metric!r} needs statistics of shape {want}; {label} has shape {arr.shape}")
+    return arr
+
+
+# ---------------------------------------------------------------- workers (module level: they must pickle)
+
+
+def _plain(v: Any) -> Union[int, float]:
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    return float(v)
+
+
+def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternative, options: dict) -> list:
+    """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, test) tuples."""
+    out = []
+    for k, i, j, seed in tasks:
+        opts = dict(options)
+        if seed is not None:
+            opts["rng"] = seed
+        r = compare(arrays[i], arrays[j], metric, alternative=alternative, **opts)
+        out.append((k, _plain(r.statistic), float(r.pvalue), str(r.test)))
+    return out
+
+
+def _batch_worker(matrix: np.ndarray, pairs: np.ndarray, alternative: str, n_threads: int) -> tuple:
+    """The C++ batch on a sub-matrix of systems; plain NumPy arrays back."""
+    return tuple(_core.batch_grouped_pvalues(matrix, pairs, alternative, n_threads))
+
+
+# ---------------------------------------------------------------- progress
+
+
+class _Progress:
+    """Calls progress(done, total), or after _PROGRESS_AFTER seconds shows a bar on a terminal's stderr."""
+
+    def __init__(self, progress: Any, total: int):
+        if not (progress is None or isinstance(progress, bool) or callable(progress)):
+            raise ValueError(f"{_FUNC}: progress must be None, True/False or a callable(done, total); got {progress!r}")
+        self.callback = progress if callable(progress) and not isinstance(progress, bool) else None
+        self.auto = progress is None or progress is True
+        self.force = progress is True
+        self.total, self.done = total, 0
+        self.t0 = time.perf_counter()
+        self.bar: Any = None
+
+    def update(self, k: int) -> None:
+        self.done += k
+        if self.callback is not None:
+            self.callback(self.done, self.total)
+            return
+        if not self.auto:
+            return
+        if self.bar is None and (self.force or (time.perf_counter() - self.t0 > _PROGRESS_AFTER and _isatty())):
+            self.bar = _make_bar(self.total)
+            self.bar.update(self.done - k)
+        if self.bar is not None:
+            self.bar.update(k)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _isatty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _TextBar:
+    def __init__(self, total: int):
+        self.total, self.n = total, 0
+
+    def update(self, k: int) -> None:
+        self.n += k
+        sys.stderr.write(f"\r{_FUNC}: {self.n}/{self.total} pairs")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")
+
+
+def _make_bar(total: int) -> Any:
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _TextBar(total)
+    return tqdm(total=total, desc=_FUNC, unit="pair", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- scheduling
+
+
+def _seed_root(rng: Any) -> Optional[int]:
+    """One entropy value from the user's rng from which every pair's seed is derived."""
+    if rng is None:
+        return None
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, 2**63, dtype=np.uint64))
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"{_FUNC}: rng seed must be non-negative; got {rng}")
+        return int(rng)
+    raise ValueError(f"{_FUNC}: rng must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}")
+
+
+def _pair_seed(root: Optional[int], k: int) -> Optional[int]:
+    # The k-th child of the root SeedSequence: independent of how pairs are scheduled.
+    if root is None:
+        return None
+    return int(np.random.SeedSequence(root, spawn_key=(k,)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _n_workers(executor: Any, n_jobs: Optional[int]) -> int:
+    w = getattr(executor, "_max_workers", None)
+    if isinstance(w, int) and w > 0:
+        return w
+    return n_jobs or 4
+
+
+def _tiles(pairs: np.ndarray, n_systems: int, n_chunks: int) -> list[np.ndarray]:
+    """Group pair indices into tiles (block of systems x block of systems): a tile of B x B
+    pairs needs at most 2B systems, so each system is shipped ~n/B times instead of once a pair."""
+    block = max(1, math.ceil(n_systems / math.sqrt(2 * max(1, n_chunks))))
+    key = (pairs[:, 0] // block) * (n_systems + 1) + pairs[:, 1] // block
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    return [t for t in np.split(order, bounds) if t.size]
+
+
+@functools.cache
+def _compare_options() -> frozenset:
+    params = inspect.signature(compare).parameters.values()
+    return frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "alternative")
+
+
+def _check_n_jobs(n_jobs: Any) -> Optional[int]:
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
+        raise ValueError(f"{_FUNC}: n_jobs must be None or a positive integer; got {n_jobs!r}")
+    return int(n_jobs)
+
+
+# ---------------------------------------------------------------- the function
+
+
+def compare_systems(
+    scores: Any,
+    metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "accuracy",
+    *,
+    baseline: Optional[str] = None,
+    alternative: Alternative = "two-sided",
+    correction: Optional[str] = "holm",
+    alpha: float = 0.05,
+    n_jobs: Optional[int] = None,
+    executor: Optional[cf.Executor] = None,
+    progress: Any = None,
+    names: Optional[Sequence[str]] = None,
+    **options: Any,
+) -> SystemsComparison:
+    """Compare many systems evaluated on the same entries: every pair, or each against a baseline.
+
+    Each pair runs the test :func:`pairperm.compare` runs for `metric` (exact wherever one
+    exists), and the p-values are corrected for multiple testing over the family of pairs.
+
+    Parameters
+    ----------
+    scores : mapping, pandas DataFrame or array
+        A mapping ``name -> per-entry scores`` (each shaped as ``compare(metric=...)`` takes
+        it: ``(N,)`` for accuracy and sums, ``(N, 3)`` for F1/precision/recall, ...); a
+        DataFrame with one column per system (1-D metrics; columns are read by name); or an
+        array of shape ``(n_systems, N, ...)`` with `names`.
+    metric : str or callable
+        As in :func:`pairperm.compare`.
+    baseline : str, optional
+        Compare each other system (``system_a``) against this one (``system_b``) only.
+        Otherwise every unordered pair, in the order given.
+    alternative : {"two-sided", "greater", "less"}
+        Per pair, as in ``compare(system_a, system_b)`` ("greater": A is better).
+    correction : {"holm", "bonferroni", "fdr_bh", "fdr_by", None}
+        Multiple-testing adjustment over the pairs compared.
+    alpha : float
+        A pair is ``significant`` when its adjusted p-value is <= alpha.
+    n_jobs : int, optional
+        Threads on this machine (default: all cores). With an `executor`, the C++ threads each
+        task may use (default 1: the executor supplies the parallelism).
+    executor : concurrent.futures.Executor, optional
+        Runs the pairs elsewhere (a ProcessPoolExecutor, a dask ``Client.get_executor()``, ...)
+        in chunks of pairs, each shipping only the systems it needs; the results are identical
+        to the local run. A callable `metric` must then pickle (a module-level function).
+    progress : None, bool or callable
+        ``callable(done, total)`` is called as pairs finish. None (default) shows a bar on a
+        terminal's stderr once a run has taken more than ~2 s (tqdm if installed); False never
+        does; True always does.
+    names : sequence of str, optional
+        Row names of an array input; for a mapping or DataFrame, the systems to compare (by
+        name) and their order.
+    **options
+        Passed on to :func:`pairperm.compare` (``n_resamples``, ``rng``, ...). An ``rng``
+        (int seed or Generator) seeds every pair deterministically from the pair's index, so
+        seeded runs repeat exactly whatever `n_jobs` or `executor`.
+
+    Returns
+    -------
+    SystemsComparison
+    """
+    check_alternative(alternative)
+    if correction not in CORRECTIONS:
+        raise ValueError(f"{_FUNC}: correction must be one of {', '.join(map(repr, CORRECTIONS))}; got {correction!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
+        raise ValueError(f"{_FUNC}: alpha must be a number in (0, 1); got {alpha!r}")
+    n_jobs = _check_n_jobs(n_jobs)
+    if executor is not None and not isinstance(executor, cf.Executor):
+        raise ValueError(f"{_FUNC}: executor must be a concurrent.futures.Executor (for dask, pass "
+                         f"client.get_executor()); got {type(executor).__name__}")
+    if not callable(metric) and metric not in METRICS:
+        raise ValueError(f"{_FUNC}: metric must be a callable or one of {', '.join(map(repr, METRICS))}; got {metric!r}")
+    # Unknown options fail here, against compare()'s own signature, not in some worker later.
+    unknown = sorted(set(options) - _compare_options())
+    if unknown:
+        raise TypeError(f"{_FUNC}: unexpected option(s) {', '.join(map(repr, unknown))}; options are passed on "
+                        f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
+    root = _seed_root(options.pop("rng", None))
+
+    sys_names, raw = _read_systems(scores, names)
+    if len(sys_names) != len(set(sys_names)):
+        raise ValueError(f"{_FUNC}: system names must be unique; got {sys_names}")
+    if len(sys_names) < 2:
+        raise ValueError(f"{_FUNC}: need at least 2 systems; got {len(sys_names)}")
+    arrays = [_validate_system(metric, n, r) for n, r in zip(sys_names, raw)]
+    lengths = {n: len(a) for n, a in zip(sys_names, arrays)}
+    if len(set(lengths.values())) != 1:
+        detail = ", ".join(f"{n!r}: {v}" for n, v in lengths.items())
+        raise ValueError(f"{_FUNC}: every system must be scored on the same entries; lengths differ ({detail})")
+    shapes = {a.shape[1:] for a in arrays}
+    if len(shapes) != 1:
+        detail = ", ".join(f"{n!r}: {a.shape}" for n, a in zip(sys_names, arrays))
+        raise ValueError(f"{_FUNC}: every system must have the same shape of per-entry scores; got {detail}")
+    if len(arrays[0]) == 0:
+        raise ValueError(f"{_FUNC}: the systems have no entries")
+
+    n = len(sys_names)
+    if baseline is None:
+        ii, jj = np.triu_indices(n, k=1)
+        pairs = np.stack([ii, jj], axis=1).astype(np.int64)
+    else:
+        if str(baseline) not in sys_names:
+            raise ValueError(f"{_FUNC}: baseline {baseline!r} is not one of the systems: {', '.join(map(repr, sys_names))}")
+        b = sys_names.index(str(baseline))
+        pairs = np.array([(i, b) for i in range(n) if i != b], dtype=np.int64)
+    n_pairs = len(pairs)
+
+    # Which pairs the C++ batch takes: integer sums (and "mean" of two integral systems), whose
+    # test is the exact permutation test (McNemar on 0/1 data has the same p-value).
+    integral = [not callable(metric) and (metric in _INTEGER_SUMS or (metric == "mean" and _is_integral(a)))
+                for a in arrays]
+    # Integers, so min >= 0 and max <= 1 is "all 0/1" (compare() checks the same) in two reductions.
+    binary = [ok and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
+              for ok, a in zip(integral, arrays)]
+    in_batch = np.array([integral[i] and integral[j] for i, j in pairs], dtype=bool)
+
+    statistic: list = [None] * n_pairs
+    pvalue = np.full(n_pairs, np.nan)
+    test: list = [None] * n_pairs
+    prog = _Progress(progress, n_pairs)
+    try:
+        rest = list(np.flatnonzero(~in_batch))
+        batch_idx = np.flatnonzero(in_batch)
+        if batch_idx.size:
+            # "mean" takes real arrays: its integral systems are converted (and range-checked) here.
+            matrix = np.stack([
+                (arrays[i] if arrays[i].dtype == np.int64 else as_int_array(arrays[i], f"system {sys_names[i]!r}", _FUNC))
+                if integral[i] else np.zeros(len(arrays[0]), np.int64)
+                for i in range(n)
+            ])
+            rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, n_jobs, executor, prog,
+                               statistic, pvalue, test)
+        if rest:
+            _run_pairs(arrays, pairs, sorted(rest), metric, alternative, options, root, n_jobs, executor, prog,
+                       statistic, pvalue, test)
+    finally:
+        prog.close()
+
+    adjusted = multipletests(pvalue, correction)
+    values = [_metric_value(metric, a) for a in arrays]
+    rows = tuple(
+        SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
+                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k])
+        for k, (i, j) in enumerate(pairs.tolist())
+    )
+    return SystemsComparison(
+        names=tuple(sys_names),
+        metric=getattr(metric, "__name__", "callable") if callable(metric) else metric,
+        metric_values=tuple(values),
+        rows=rows,
+        alternative=alternative,
+        correction=correction,
+        alpha=float(alpha),
+        baseline=None if baseline is None else str(baseline),
+    )
+
+
+def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: Alternative,
+               n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
+               statistic: list, pvalue: np.ndarray, test: list) -> list:
+    """Exact p-values of the integer-sum pairs `idx`; returns the pairs to rerun singly."""
+    redo: list = []
+
+    def store(sub: np.ndarray, res: tuple) -> None:
+        observed, n_varying, pv, _log_pv, status = res
+        for t, k in enumerate(sub.tolist()):
+            if status[t]:
+                redo.append(k)
+                continue
+            i, j = pairs[k]
+            if binary[i] and binary[j]:
+                # compare() runs McNemar here; its statistic is the count of entries only A got right.
+                statistic[k] = int((n_varying[t] + observed[t]) // 2)
+                test[k] = "mcnemar_test"
+            else:
+                statistic[k] = int(observed[t])
+                test[k] = "permutation_test"
+            pvalue[k] = float(pv[t])
+        prog.update(len(sub))
+
+    if executor is None:
+        threads = n_jobs or os.cpu_count() or 1
+        per_pair = 5e-5 + 2.5e-9 * matrix.shape[1]  # measured: summary O(N) + tail by tilting
+        step = max(16, int(_BATCH_CALL_SECONDS * threads / per_pair))
+        for start in range(0, idx.size, step):
+            sub = idx[start:start + step]
+            store(sub, _batch_worker(matrix, pairs[sub], alternative, n_jobs or 0))
+        return redo
+
+    futures = {}
+    for tile in _tiles(pairs[idx], len(matrix), 4 * _n_workers(executor, n_jobs)):
+        sub = idx[tile]
+        used, local = np.unique(pairs[sub], return_inverse=True)
+        futures[executor.submit(_batch_worker, np.ascontiguousarray(matrix[used]),
+                                local.reshape(-1, 2).astype(np.int64), alternative, n_jobs or 1)] = sub
+    _collect(futures, lambda fut: store(futures[fut], fut.result()))
+    return redo
+
+
+def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative, options: dict,
+               root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
+               statistic: list, pvalue: np.ndarray, test: list) -> None:
+    """compare() on each pair in `idx` (thread pool here, or chunks on the executor)."""
+    tasks = [(k, int(pairs[k, 0]), int(pairs[k, 1]), _pair_seed(root, k)) for k in idx]
+
+    def store(results: list) -> None:
+        for k, st, pv, name in results:
+            statistic[k], pvalue[k], test[k] = st, pv, name
+        prog.update(len(results))
+
+    if executor is None:
+        workers = min(len(tasks), n_jobs or os.cpu_count() or 1)
+        if workers <= 1:
+            for t in tasks:
+                store(_pairs_worker({t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t], metric, alternative, options))
+            return
+        with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+            futs = [pool.submit(_pairs_worker, {t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t], metric, alternative,
+                                options) for t in tasks]
+            for fut in cf.as_completed(futs):
+                store(fut.result())
+        return
+
+    sel = np.array([[t[1], t[2]] for t in tasks], dtype=np.int64)
+    futures = []
+    for tile in _tiles(sel, len(arrays), 4 * _n_workers(executor, n_jobs)):
+        chunk = [tasks[t] for t in tile.tolist()]
+        needed = sorted({t[1] for t in chunk} | {t[2] for t in chunk})
+        futures.append(executor.submit(_pairs_worker, {i: arrays[i] for i in needed}, chunk, metric, alternative,
+                                       options))
+    _collect(futures, lambda fut: store(fut.result()))
+
+
+def _collect(futures: Any, take: Callable[[cf.Future], None]) -> None:
+    """Take results as they finish; on the first error, cancel what has not started."""
+    try:
+        for fut in cf.as_completed(futures):
+            take(fut)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise

@@ -1,0 +1,166 @@
+"""`pairperm compare FILE...`: many systems from score files, compared with compare_systems()."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import re
+import sys
+from pathlib import Path
+from typing import Any, Optional, TextIO
+
+import numpy as np
+
+from ._compare import METRICS
+from ._systems import CORRECTIONS, SystemPair, SystemsComparison, compare_systems
+from ._validation import ALTERNATIVES
+
+FORMATS = ("table", "json", "csv", "latex", "markdown")
+# Metrics whose per-entry input is a row of counts rather than one number.
+_COLUMNS = {"f1": (2, 3), "precision": (3,), "recall": (3,), "bleu": (10,)}
+_SPLIT = re.compile(r"[,\t;]|\s+")
+
+
+def add_compare_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare many systems: every pair (or each against --baseline), corrected for multiple testing",
+        description="Each FILE holds one system's per-entry scores (the system is named after the file's stem): "
+                    "one number per line, or tp fp fn columns for --metric f1. Or give one CSV/TSV file whose "
+                    "header row names the systems, one column each. '-' reads standard input.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE")
+    metrics = [m for m in METRICS if m != "macro_f1"]
+    p.add_argument("--metric", choices=metrics, default="accuracy")
+    p.add_argument("--baseline", metavar="NAME", help="compare each system against this one only")
+    p.add_argument("--correction", choices=[c for c in CORRECTIONS if c] + ["none"], default="holm")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
+    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--seed", type=int, default=None, help="seed for the Monte Carlo and bootstrap routes")
+    p.add_argument("--n-resamples", type=int, default=None, metavar="K", help="for the Monte Carlo and bootstrap routes")
+    p.add_argument("--jobs", type=int, default=None, metavar="N", help="threads (default: all cores)")
+
+
+def _read_text(name: str, stdin: TextIO) -> str:
+    if name == "-":
+        return stdin.read()
+    try:
+        return Path(name).read_text()
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read file: {exc.strerror or exc}") from None
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _rows(name: str, text: str) -> tuple[Optional[list[str]], list[tuple[int, list[str]]]]:
+    """(header fields or None, [(line number, fields)]) of a delimited text file."""
+    header = None
+    rows: list[tuple[int, list[str]]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in _SPLIT.split(line.strip()) if f.strip() != ""]
+        if not rows and header is None and not all(_is_number(f) for f in fields):
+            header = fields
+            continue
+        rows.append((lineno, fields))
+    return header, rows
+
+
+def _matrix(name: str, rows: list[tuple[int, list[str]]], width: int) -> np.ndarray:
+    out = []
+    for lineno, fields in rows:
+        if len(fields) != width:
+            raise ValueError(f"{name}:{lineno}: expected {width} field(s); got {len(fields)}: {' '.join(fields)!r}")
+        try:
+            out.append([float(f) for f in fields])
+        except ValueError:
+            raise ValueError(f"{name}:{lineno}: expected numbers; got {' '.join(fields)!r}") from None
+    arr = np.array(out, dtype=np.float64).reshape(len(out), width)
+    # Integer files stay integers (exact tests); anything else is left to the test's own checks.
+    if arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)) and np.abs(arr).max() < 2**53:
+        return arr.astype(np.int64)
+    return arr
+
+
+def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None) -> dict:
+    """name -> per-entry scores from the command line's FILE arguments."""
+    stdin = stdin if stdin is not None else sys.stdin
+    widths = _COLUMNS.get(metric, (1,))
+    if len(files) == 1:
+        name = files[0]
+        header, rows = _rows(name, _read_text(name, stdin))
+        if header is not None and len(header) > 1 and widths == (1,):
+            arr = _matrix(name, rows, len(header))
+            if len(set(header)) != len(header):
+                raise ValueError(f"{name}: system names in the header row must be unique; got {header}")
+            return {h: arr[:, i] for i, h in enumerate(header)}
+        if rows and widths == (1,) and len(rows[0][1]) > 1:
+            raise ValueError(f"{name}: {len(rows[0][1])} columns but no header row: a table of several systems "
+                             "needs a header row naming them (or give one file per system)")
+        raise ValueError(f"{name}: one file holds one system; give at least two files (one per system), or "
+                         "one CSV/TSV file with a header row of system names")
+    systems: dict = {}
+    origin: dict = {}
+    for name in files:
+        stem = "stdin" if name == "-" else Path(name).stem
+        if stem in systems:
+            raise ValueError(f"{name} and {origin[stem]} both name a system {stem!r} (systems are named after the "
+                             "file stem)")
+        _, rows = _rows(name, _read_text(name, stdin))
+        width = len(rows[0][1]) if rows else widths[0]
+        if width not in widths:
+            want = " or ".join(map(str, widths))
+            raise ValueError(f"{name}: --metric {metric} needs {want} number(s) per line; got {width}")
+        arr = _matrix(name, rows, width)
+        systems[stem] = arr[:, 0] if widths == (1,) else arr
+        origin[stem] = name
+    lengths = {origin[s]: len(a) for s, a in systems.items()}
+    if len(set(lengths.values())) > 1:
+        detail = ", ".join(f"{f}: {n}" for f, n in lengths.items())
+        raise ValueError(f"the systems must be scored on the same entries, but the files have different numbers "
+                         f"of entries ({detail})")
+    return systems
+
+
+def format_result(res: SystemsComparison, fmt: str) -> str:
+    if fmt == "json":
+        return res.to_json(indent=2) + "\n"
+    if fmt == "markdown":
+        return res.to_markdown()
+    if fmt == "latex":
+        return res.to_latex()
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(SystemPair._fields)
+        for r in res.rows:
+            w.writerow([repr(v) if isinstance(v, float) else v for v in r])
+        return buf.getvalue()
+    return res.to_table() + "\n\n" + res.to_markdown()
+
+
+def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: Optional[TextIO] = None) -> None:
+    out = out or sys.stdout
+    if not 0 < args.alpha < 1:
+        raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
+    systems = read_systems(args.files, args.metric, stdin)
+    options: dict = {}
+    if args.seed is not None:
+        options["rng"] = args.seed
+    if args.n_resamples is not None:
+        options["n_resamples"] = args.n_resamples
+    res = compare_systems(
+        systems, args.metric, baseline=args.baseline, alternative=args.alternative,
+        correction=None if args.correction == "none" else args.correction, alpha=args.alpha, n_jobs=args.jobs,
+        **options,
+    )
+    out.write(format_result(res, args.format))

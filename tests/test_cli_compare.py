@@ -1,0 +1,167 @@
+"""`pairperm compare FILE...`: every output format parses back and equals the Python call."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm.cli import main
+from pairperm.datasets import ner_like, stanza_pos_like
+
+
+def mixed(a, b, n_systems, seed=1):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for k in range(n_systems):
+        take = rng.random(len(a)) < k / (n_systems - 1)
+        out[f"sys{k}"] = np.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+    return out
+
+
+@pytest.fixture(scope="module")
+def systems():
+    x, y = stanza_pos_like(3_000, seed=8)
+    return mixed(x, y, 4)
+
+
+def one_per_line(tmp_path, systems, header=False):
+    paths = []
+    for name, v in systems.items():
+        p = tmp_path / f"{name}.txt"
+        rows = [" ".join(str(int(c)) for c in np.atleast_1d(r)) for r in v]
+        p.write_text(("correct\n" if header else "") + "\n".join(rows) + "\n")
+        paths.append(str(p))
+    return paths
+
+
+def run(argv, capsys, stdin=None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_equals_python_call(tmp_path, systems, capsys):
+    code, out, _ = run(["compare", *one_per_line(tmp_path, systems), "--format", "json"], capsys)
+    assert code == 0
+    got = pairperm.SystemsComparison.from_dict(json.loads(out))
+    assert got == pairperm.compare_systems(systems)
+
+
+def test_csv_equals_python_call(tmp_path, systems, capsys):
+    paths = one_per_line(tmp_path, systems, header=True)
+    code, out, _ = run(["compare", *paths, "--format", "csv", "--baseline", "sys0", "--correction", "fdr_bh",
+                        "--alpha", "0.1"], capsys)
+    assert code == 0
+    want = pairperm.compare_systems(systems, baseline="sys0", correction="fdr_bh", alpha=0.1)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == len(want.rows) == 3
+    for row, w in zip(rows, want.rows):
+        assert (row["system_a"], row["system_b"], row["test"]) == (w.system_a, w.system_b, w.test)
+        for f in ("metric_a", "metric_b", "pvalue", "pvalue_adjusted"):
+            assert float(row[f]) == getattr(w, f)
+        assert int(row["statistic"]) == w.statistic
+        assert row["significant"] == str(w.significant)
+
+
+def test_table_markdown_latex_match_python_reports(tmp_path, systems, capsys):
+    paths = one_per_line(tmp_path, systems)
+    res = pairperm.compare_systems(systems)
+    assert run(["compare", *paths, "--format", "markdown"], capsys)[1] == res.to_markdown()
+    assert run(["compare", *paths, "--format", "latex"], capsys)[1] == res.to_latex()
+    out = run(["compare", *paths], capsys)[1]
+    assert out.startswith(res.to_table()) and res.to_markdown() in out
+    for r in res.rows:
+        assert re.search(rf"{r.system_a}\s+{r.system_b}\s.*{r.statistic}\s+{r.pvalue:.4g}", out)
+
+
+def test_one_table_file_with_header_and_stdin(systems, capsys, monkeypatch):
+    names = list(systems)
+    text = "\t".join(names) + "\n" + "\n".join("\t".join(str(int(systems[n][i])) for n in names)
+                                              for i in range(len(systems[names[0]]))) + "\n"
+    code, out, _ = run(["compare", "-", "--format", "json"], capsys, stdin=text, monkeypatch=monkeypatch)
+    assert code == 0
+    assert pairperm.SystemsComparison.from_json(out) == pairperm.compare_systems(systems)
+    # whitespace-delimited, read from a file
+    code, out2, _ = run(["compare", "-", "--format", "json"], capsys, stdin=text.replace("\t", "  "),
+                        monkeypatch=monkeypatch)
+    assert out2 == out
+
+
+def test_f1_files_with_tp_fp_fn_columns(tmp_path, capsys):
+    a, b = ner_like(300, seed=2)
+    systems = mixed(a, b, 3)
+    paths = one_per_line(tmp_path, systems)
+    code, out, _ = run(["compare", *paths, "--metric", "f1", "--format", "json"], capsys)
+    assert code == 0
+    assert pairperm.SystemsComparison.from_json(out) == pairperm.compare_systems(systems, "f1")
+
+
+def test_seed_is_passed_to_sampling_routes(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    systems = {f"m{k}": np.round(rng.normal(0.5 + 0.01 * k, 0.2, 200), 3) for k in range(3)}
+    paths = []
+    for n, v in systems.items():
+        p = tmp_path / f"{n}.csv"
+        p.write_text("\n".join(repr(float(x)) for x in v) + "\n")
+        paths.append(str(p))
+    argv = ["compare", *paths, "--metric", "mean", "--seed", "4", "--n-resamples", "300", "--format", "json"]
+    out = run(argv, capsys)[1]
+    want = pairperm.compare_systems(systems, "mean", rng=4, n_resamples=300)
+    assert pairperm.SystemsComparison.from_json(out) == want
+    assert {r.test for r in want.rows} == {"bootstrap_test"}
+
+
+def test_unequal_lengths_name_the_files(tmp_path, capsys):
+    (tmp_path / "a.txt").write_text("1\n2\n3\n")
+    (tmp_path / "b.txt").write_text("1\n2\n")
+    code, out, err = run(["compare", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], capsys)
+    assert code == 2 and out == ""
+    assert "a.txt: 3" in err and "b.txt: 2" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "files, args, match",
+    [
+        ({"a.txt": "1\n2\n"}, [], "one file holds one system"),
+        ({"t.tsv": "1\t2\n3\t4\n"}, [], "needs a header row"),
+        ({"a.txt": "1\nx\n", "b.txt": "1\n2\n"}, [], r"a.txt:2: expected numbers"),
+        ({"a.txt": "1\n3\n", "b.txt": "1\n3\n"}, ["--metric", "f1"], "needs 2 or 3 number"),
+        ({"a.txt": "1\n2\n", "b.txt": "1\n2\n"}, ["--baseline", "zz"], "baseline 'zz'"),
+        ({"a.txt": "1\n2\n", "b.txt": "1\n2\n"}, ["--alpha", "2"], "alpha"),
+        ({"a.txt": "1\n2\n"}, ["MISSING"], "cannot read file"),
+    ],
+)
+def test_errors_exit_2_without_traceback(tmp_path, capsys, files, args, match):
+    paths = []
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        paths.append(str(tmp_path / name))
+    extra = [a for a in args if a != "MISSING"]
+    if "MISSING" in args:
+        paths.append(str(tmp_path / "missing.txt"))
+    code, _, err = run(["compare", *paths, *extra], capsys)
+    assert code == 2 and re.search(match, err) and "Traceback" not in err
+
+
+def test_same_stem_twice_is_an_error(tmp_path, capsys):
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d2").mkdir()
+    for d in ("d1", "d2"):
+        (tmp_path / d / "sys.txt").write_text("1\n2\n")
+    code, _, err = run(["compare", str(tmp_path / "d1" / "sys.txt"), str(tmp_path / "d2" / "sys.txt")], capsys)
+    assert code == 2 and "both name a system 'sys'" in err
+
+
+def test_version_and_module_entry_point():
+    out = subprocess.run([sys.executable, "-m", "pairperm", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"pairperm {pairperm.__version__}"

@@ -1,0 +1,475 @@
+"""compare_systems(): every pair equals the single-pair compare(), corrections equal statsmodels',
+results survive JSON and pickle, and executors (processes, dask) reproduce the local run."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import itertools
+import json
+import multiprocessing
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm import _core, datasets
+from pairperm._systems import _pair_seed, multipletests
+from reference import exact_pvalue
+
+
+def mixed(a, b, n_systems, seed=1):
+    """Systems on the same entries: system k takes each entry from a with probability k/(n-1)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for k in range(n_systems):
+        take = rng.random(len(a)) < k / (n_systems - 1)
+        out[f"s{k}"] = np.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+    return out
+
+
+def assert_rows_equal_compare(res, systems, metric, alternative="two-sided", **options):
+    values = dict(zip(res.names, res.metric_values))
+    for row in res.rows:
+        c = pairperm.compare(systems[row.system_a], systems[row.system_b], metric, alternative=alternative, **options)
+        assert (row.pvalue, row.statistic, row.test) == (c.pvalue, c.statistic, c.test), row
+        assert row.metric_a == values[row.system_a] and row.metric_b == values[row.system_b]
+
+
+@pytest.fixture(scope="module")
+def pos():
+    x, y = datasets.stanza_pos_like(2_000, seed=3)
+    return mixed(x, y, 6)
+
+
+@pytest.fixture(scope="module")
+def ner():
+    a, b = datasets.ner_like(300, seed=4)
+    return mixed(a, b, 4)
+
+
+# ---------------------------------------------------------------- every pair = compare()
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_integer_scores_every_pair_equals_compare(pos, alternative):
+    res = pairperm.compare_systems(pos, alternative=alternative)
+    assert [(r.system_a, r.system_b) for r in res.rows] == list(itertools.combinations(pos, 2))
+    assert_rows_equal_compare(res, pos, "accuracy", alternative)
+    assert {r.test for r in res.rows} == {"permutation_test"}
+    assert res.metric_values == tuple(float(np.mean(v)) for v in pos.values())
+
+
+def test_binary_scores_report_mcnemar_like_compare(pos):
+    binary = {k: (v >= 12).astype(np.int64) for k, v in pos.items()}
+    binary["bools"] = pos["s0"] >= 10
+    res = pairperm.compare_systems(binary, "accuracy")
+    assert {r.test for r in res.rows} == {"mcnemar_test"}
+    assert_rows_equal_compare(res, binary, "accuracy")
+
+
+def test_mixed_binary_and_count_systems(pos):
+    systems = {"bin": (pos["s0"] > 12).astype(int), "cnt": pos["s1"], "bin2": (pos["s2"] > 12).astype(int)}
+    res = pairperm.compare_systems(systems, "exact_match")
+    assert [r.test for r in res.rows] == ["permutation_test", "mcnemar_test", "permutation_test"]
+    assert_rows_equal_compare(res, systems, "exact_match")
+
+
+def test_sum_metric_value_is_the_sum(pos):
+    res = pairperm.compare_systems(pos, "sum")
+    assert res.metric_values == tuple(int(v.sum()) for v in pos.values())
+    assert all(isinstance(v, int) for v in res.metric_values)
+    assert_rows_equal_compare(res, pos, "sum")
+
+
+def test_batch_pvalues_equal_brute_force_enumeration():
+    rng = np.random.default_rng(7)
+    systems = {f"t{k}": rng.integers(0, 6, 12) for k in range(4)}
+    for alternative in ("two-sided", "greater", "less"):
+        res = pairperm.compare_systems(systems, alternative=alternative, correction=None)
+        for r in res.rows:
+            x, y = systems[r.system_a], systems[r.system_b]
+            exact = exact_pvalue(x - y, y - x, alternative)
+            assert r.pvalue == pytest.approx(float(exact), rel=1e-9)
+            assert r.pvalue_adjusted == r.pvalue
+
+
+def test_f1_precision_recall_every_pair_equals_compare(ner):
+    for metric in ("f1", "precision", "recall"):
+        res = pairperm.compare_systems(ner, metric)
+        assert_rows_equal_compare(res, ner, metric)
+        assert {r.test for r in res.rows} == {f"{metric}_test"}
+
+
+def test_f1_metric_values_from_summed_counts(ner):
+    from fractions import Fraction
+
+    res = pairperm.compare_systems(ner, "f1")
+    prec = pairperm.compare_systems(ner, "precision")
+    rec = pairperm.compare_systems(ner, "recall")
+    for i, v in enumerate(ner.values()):
+        tp, fp, fn = (int(s) for s in v.sum(axis=0))
+        assert res.metric_values[i] == pytest.approx(float(Fraction(2 * tp, 2 * tp + fp + fn)), rel=1e-15)
+        assert prec.metric_values[i] == pytest.approx(float(Fraction(tp, tp + fp)), rel=1e-15)
+        assert rec.metric_values[i] == pytest.approx(float(Fraction(tp, tp + fn)), rel=1e-15)
+
+
+def test_real_valued_metrics_equal_compare():
+    rng = np.random.default_rng(2)
+    ppl = {f"lm{k}": np.exp(rng.normal(3 + 0.05 * k, 1, 200)) for k in range(4)}
+    res = pairperm.compare_systems(ppl, "perplexity", alternative="greater")
+    assert_rows_equal_compare(res, ppl, "perplexity", "greater")
+    assert {r.test for r in res.rows} == {"wilcoxon_test"}
+
+
+def test_mean_routes_per_pair_and_seeded_pairs_use_derived_seeds(pos):
+    rng = np.random.default_rng(5)
+    systems = {"int_a": pos["s0"], "int_b": pos["s5"], "real": pos["s3"] + rng.random(len(pos["s3"]))}
+    res = pairperm.compare_systems(systems, "mean", n_resamples=500, rng=11)
+    assert [r.test for r in res.rows] == ["permutation_test", "bootstrap_test", "bootstrap_test"]
+    for k, r in enumerate(res.rows):
+        c = pairperm.compare(systems[r.system_a], systems[r.system_b], "mean", n_resamples=500, rng=_pair_seed(11, k))
+        assert (r.pvalue, r.statistic) == (c.pvalue, c.statistic)
+
+
+def test_seeded_runs_repeat_whatever_n_jobs(pos):
+    systems = {k: np.c_[v, v + 1, v // 2, v, v + 2, v // 3, v, v, v + 1, v + 3][:400] for k, v in list(pos.items())[:4]}
+    runs = [pairperm.compare_systems(systems, "bleu", n_resamples=300, rng=3, n_jobs=j) for j in (1, 2, 3)]
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0] != pairperm.compare_systems(systems, "bleu", n_resamples=300, rng=4)
+    g = pairperm.compare_systems(systems, "bleu", n_resamples=300, rng=np.random.default_rng(3))
+    assert g == pairperm.compare_systems(systems, "bleu", n_resamples=300, rng=np.random.default_rng(3))
+
+
+def brute_pvalue(d, alternative):
+    """Every sign pattern of the differences d, in exact integers."""
+    from fractions import Fraction
+
+    t = int(sum(int(v) for v in d))
+    sums = [sum(int(v) if keep else -int(v) for v, keep in zip(d, signs))
+            for signs in itertools.product((True, False), repeat=len(d))]
+    ok = {"greater": lambda s: s >= t, "less": lambda s: s <= t, "two-sided": lambda s: abs(s) >= abs(t)}[alternative]
+    return Fraction(sum(1 for s in sums if ok(s)), len(sums))
+
+
+def test_fallback_pairs_take_the_single_pair_path():
+    # Huge unrelated |x - y| leave the grouped window infeasible; few entries vary, so
+    # permutation_test enumerates them. The batch hands such pairs back to it.
+    x = np.array([10**15, 3 * 10**14 + 1, -7 * 10**13 + 3, 5])
+    y = np.array([0, 0, 0, 2])
+    z = np.array([1, 0, 1, 2])
+    systems = {"x": x, "y": y, "z": z}
+    for alternative in ("two-sided", "greater", "less"):
+        res = pairperm.compare_systems(systems, alternative=alternative)
+        assert_rows_equal_compare(res, systems, "accuracy", alternative)
+        assert res.rows[0].pvalue == float(brute_pvalue(x - y, alternative))
+    _, _, _, _, status = _core.batch_grouped_pvalues(np.stack([x, y, z]), np.array([[0, 1], [1, 2]]), "two-sided")
+    assert list(status) == [1, 0]
+    # Too many varying entries to list: the single-pair path's clear error comes through.
+    big = {"a": [10**15, 3 * 10**14 + 1] + [1] * 30, "b": [0, 0] + [2] * 30, "c": [0] * 32}
+    with pytest.raises(ValueError) as single:
+        pairperm.compare(big["a"], big["b"])
+    with pytest.raises(ValueError) as many:
+        pairperm.compare_systems(big)
+    assert str(many.value) == str(single.value) and "monte_carlo" in str(many.value)
+
+
+def test_batch_is_independent_of_threads_and_checks_indices(pos):
+    m = np.stack(list(pos.values()))
+    pairs = np.array(list(itertools.combinations(range(len(m)), 2)), dtype=np.int64)
+    one = _core.batch_grouped_pvalues(m, pairs, "two-sided", 1)
+    for t in (2, 5, 0):
+        other = _core.batch_grouped_pvalues(m, pairs, "two-sided", t)
+        assert all(np.array_equal(a, b) for a, b in zip(one, other))
+    for (i, j), p in zip(pairs, one[2]):
+        assert p == _core.grouped_pvalue(_core.summarize_paired(m[i], m[j]), "two-sided")[0]
+    with pytest.raises(ValueError, match="system index 6"):
+        _core.batch_grouped_pvalues(m, np.array([[0, 6]]), "two-sided")
+
+
+# ---------------------------------------------------------------- corrections
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "fdr_bh", "fdr_by"])
+def test_corrections_equal_statsmodels(method):
+    sm = pytest.importorskip("statsmodels.stats.multitest")
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 7, 50, 300):
+        p = rng.random(m) ** 3
+        p[rng.random(m) < 0.2] = 1.0
+        if m > 3:
+            p[: m // 3] = p[m // 3]  # ties
+        reject, corrected, _, _ = sm.multipletests(p, alpha=0.05, method=method)
+        ours = multipletests(p, method)
+        np.testing.assert_allclose(ours, corrected, rtol=1e-13, atol=0)
+        np.testing.assert_array_equal(ours <= 0.05, reject)
+    assert np.array_equal(multipletests(p, None), p)
+
+
+def test_correction_is_applied_over_the_pairs(pos):
+    sm = pytest.importorskip("statsmodels.stats.multitest")
+    for method in ("holm", "bonferroni", "fdr_bh", "fdr_by", None):
+        res = pairperm.compare_systems(pos, correction=method, alpha=0.01)
+        p = np.array([r.pvalue for r in res.rows])
+        want = p if method is None else sm.multipletests(p, method=method)[1]
+        np.testing.assert_allclose([r.pvalue_adjusted for r in res.rows], want, rtol=1e-13)
+        assert [r.significant for r in res.rows] == [bool(a <= 0.01) for a in want]
+
+
+def test_multipletests_rejects_bad_input():
+    with pytest.raises(ValueError, match="correction must be one of"):
+        multipletests([0.1], "sidak")
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        multipletests([0.1, 1.2], "holm")
+
+
+# ---------------------------------------------------------------- result object
+
+
+def _plain(v):
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _plain(x) for k, x in v.items())
+    if isinstance(v, list):
+        return all(_plain(x) for x in v)
+    return v is None or type(v) in (str, int, float, bool)
+
+
+def test_json_round_trip_and_plain_values(pos, ner):
+    for res in (pairperm.compare_systems(pos), pairperm.compare_systems(ner, "f1", baseline="s2")):
+        d = res.to_dict()
+        assert _plain(d)
+        back = pairperm.SystemsComparison.from_json(res.to_json())
+        assert back == res
+        assert json.loads(res.to_json()) == d
+
+
+def test_pickle_round_trip(pos):
+    res = pairperm.compare_systems(pos)
+    assert pickle.loads(pickle.dumps(res)) == res
+
+
+def test_pvalue_matrix(pos):
+    res = pairperm.compare_systems(pos, correction="bonferroni")
+    for adjusted in (True, False):
+        m = res.pvalue_matrix(adjusted=adjusted)
+        assert m.shape == (6, 6) and np.isnan(np.diag(m)).all()
+        np.testing.assert_array_equal(m, m.T)
+        for r in res.rows:
+            i, j = res.names.index(r.system_a), res.names.index(r.system_b)
+            assert m[i, j] == (r.pvalue_adjusted if adjusted else r.pvalue)
+    one = pairperm.compare_systems(pos, alternative="greater").pvalue_matrix()
+    assert np.isnan(np.tril(one, 0)[np.tril_indices(6)]).all() and not np.isnan(one[np.triu_indices(6, 1)]).any()
+    base = pairperm.compare_systems(pos, baseline="s3").pvalue_matrix()
+    assert (~np.isnan(base)).sum() == 2 * 5 and not np.isnan(base[3, [0, 1, 2, 4, 5]]).any()
+
+
+def test_to_frame(pos):
+    pd = pytest.importorskip("pandas")
+    res = pairperm.compare_systems(pos)
+    df = res.to_frame()
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == list(pairperm._systems.SystemPair._fields)
+    assert df["pvalue"].tolist() == [r.pvalue for r in res.rows]
+
+
+def _marks_from_rows(res):
+    """label -> set of labels it beats, from the rows and metric values directly."""
+    labels = [chr(ord("a") + i) for i in range(len(res.names))]
+    lab = dict(zip(res.names, labels))
+    val = dict(zip(res.names, res.metric_values))
+    beats: dict = {label: set() for label in labels}
+    for r in res.rows:
+        if r.significant and val[r.system_a] != val[r.system_b]:
+            w, lo = (r.system_a, r.system_b) if val[r.system_a] > val[r.system_b] else (r.system_b, r.system_a)
+            beats[lab[w]].add(lab[lo])
+    return beats
+
+
+def test_markdown_and_latex_reports_mark_significant_wins(pos):
+    x, y = datasets.stanza_pos_like(10_000, seed=3)
+    res = pairperm.compare_systems(mixed(x, y, 6), alpha=0.05)
+    want = _marks_from_rows(res)
+    assert any(want.values()) and not all(want.values())
+    md = res.to_markdown()
+    lines = [line for line in md.splitlines() if re.match(r"\| [a-z] \|", line)]
+    assert len(lines) == len(res.names)
+    for line, name, value in zip(lines, res.names, res.metric_values):
+        label = line.split("|")[1].strip()
+        assert f"| {name} |" in line and f"{value:.4f}" in line
+        m = re.search(r"<sup>([a-z]+)</sup>", line)
+        assert set(m.group(1) if m else "") == want[label]
+    assert "Holm-corrected p <= 0.05" in md and "significantly better" in md
+    tex = pairperm.compare_systems({"sys_1": x, "b&c": y}).to_latex()
+    assert r"sys\_1" in tex and r"b\&c" in tex and r"\caption{" in tex and r"$^{\mathrm{b}}$" in tex
+    assert r"$p \leq$ 0.05" in tex
+
+
+def test_report_lower_is_better_for_perplexity():
+    rng = np.random.default_rng(9)
+    base = np.exp(rng.normal(3, 1, 300))
+    res = pairperm.compare_systems({"good": base * 0.8, "bad": base}, "perplexity")
+    assert res.rows[0].significant and res.wins() == {"good": ["bad"], "bad": []}
+
+
+def test_repr_lists_pairs(pos):
+    text = repr(pairperm.compare_systems(pos))
+    assert text.startswith("SystemsComparison(metric='accuracy', systems=6, pairs=15")
+    assert text.count("permutation_test") == 15
+    big = repr(pairperm.compare_systems(mixed(pos["s0"], pos["s5"], 8)))
+    assert "... 8 more pairs ..." in big and big.count("permutation_test") == 20
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def test_baseline_mode(pos):
+    res = pairperm.compare_systems(pos, baseline="s2")
+    assert [(r.system_a, r.system_b) for r in res.rows] == [(k, "s2") for k in pos if k != "s2"]
+    assert_rows_equal_compare(res, pos, "accuracy")
+    assert res.baseline == "s2" and "each system against s2" in res.to_markdown()
+
+
+def test_dataframe_columns_are_read_by_name(pos):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({k: pos[k] for k in ["s3", "s0", "s5"]}, index=np.arange(len(pos["s0"]))[::-1])
+    res = pairperm.compare_systems(df)
+    assert res.names == ("s3", "s0", "s5")
+    assert_rows_equal_compare(res, pos, "accuracy")
+    sel = pairperm.compare_systems(df, names=["s5", "s3"])
+    assert sel.names == ("s5", "s3") and sel.metric_values == (float(pos["s5"].mean()), float(pos["s3"].mean()))
+    with pytest.raises(ValueError, match="no DataFrame column named 'zz'"):
+        pairperm.compare_systems(df, names=["s5", "zz"])
+    dup = pd.DataFrame(np.c_[pos["s0"], pos["s1"]], columns=["a", "a"])
+    with pytest.raises(ValueError, match="unique"):
+        pairperm.compare_systems(dup)
+
+
+def test_per_system_dataframes_are_read_by_column_name(ner):
+    pd = pytest.importorskip("pandas")
+    frames = {k: pd.DataFrame({"fn": v[:, 2], "tp": v[:, 0], "fp": v[:, 1]}) for k, v in ner.items()}
+    assert pairperm.compare_systems(frames, "f1") == pairperm.compare_systems(ner, "f1")
+    bad = {k: f.rename(columns={"fp": "false_pos"}) for k, f in frames.items()}
+    with pytest.raises(ValueError, match=r"reads columns by name and needs \(tp, fp, fn\)"):
+        pairperm.compare_systems(bad, "precision")
+
+
+def test_array_input_with_names(pos):
+    arr = np.stack([pos["s0"], pos["s4"], pos["s1"]])
+    res = pairperm.compare_systems(arr, names=["A", "B", "C"])
+    assert res.names == ("A", "B", "C")
+    assert_rows_equal_compare(res, {"A": arr[0], "B": arr[1], "C": arr[2]}, "accuracy")
+    assert pairperm.compare_systems(arr).names == ("system_0", "system_1", "system_2")
+    with pytest.raises(ValueError, match="names has 2 entries but scores has 3 systems"):
+        pairperm.compare_systems(arr, names=["A", "B"])
+    with pytest.raises(ValueError, match=r"shape \(n_systems, N"):
+        pairperm.compare_systems(arr[0])
+
+
+def test_mapping_names_select_and_order(pos):
+    res = pairperm.compare_systems(pos, names=["s4", "s1"])
+    assert res.names == ("s4", "s1") and len(res.rows) == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        ({"baseline": "nope"}, ValueError, "baseline 'nope' is not one of the systems"),
+        ({"correction": "sidak"}, ValueError, "correction must be one of"),
+        ({"alpha": 1.5}, ValueError, r"alpha must be a number in \(0, 1\)"),
+        ({"alternative": "bigger"}, ValueError, "alternative must be one of"),
+        ({"metric": "rouge"}, ValueError, "metric must be a callable or one of"),
+        ({"n_jobs": 0}, ValueError, "n_jobs must be None or a positive integer"),
+        ({"executor": object()}, ValueError, "concurrent.futures.Executor"),
+        ({"progress": "yes"}, ValueError, "progress must be"),
+        ({"n_resample": 10}, TypeError, "unexpected option"),
+        ({"rng": -1}, ValueError, "rng seed must be non-negative"),
+    ],
+)
+def test_argument_errors(pos, kwargs, err, match):
+    with pytest.raises(err, match=match):
+        pairperm.compare_systems(pos, **kwargs)
+
+
+def test_data_errors_name_the_system(pos):
+    with pytest.raises(ValueError, match=r"lengths differ \('a': 5, 'b': 4\)"):
+        pairperm.compare_systems({"a": [1, 2, 3, 4, 5], "b": [1, 2, 3, 4]})
+    with pytest.raises(ValueError, match="system 'b' must hold integers"):
+        pairperm.compare_systems({"a": [1, 2, 3], "b": [1, 2.5, 3]})
+    with pytest.raises(ValueError, match="at least 2 systems"):
+        pairperm.compare_systems({"a": [1, 2, 3]})
+    with pytest.raises(ValueError, match="no entries"):
+        pairperm.compare_systems({"a": [], "b": []})
+    with pytest.raises(ValueError, match=r"needs per-entry \(tp, fp, fn\) counts of shape \(N, 3\).*'b' has shape \(3, 4\)"):
+        pairperm.compare_systems({"a": np.ones((3, 3)), "b": np.ones((3, 4))}, "f1")
+    with pytest.raises(ValueError, match="unique"):
+        pairperm.compare_systems({1: [1, 2], "1": [2, 1]})
+
+
+# ---------------------------------------------------------------- progress and executors
+
+
+def test_progress_callable_sees_every_pair(pos, ner):
+    for systems, metric in ((pos, "accuracy"), (ner, "f1")):
+        seen: list = []
+        res = pairperm.compare_systems(systems, metric, progress=lambda d, t, seen=seen: seen.append((d, t)))
+        total = len(res.rows)
+        assert seen and seen[-1] == (total, total)
+        assert all(t == total for _, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_process_pool_equals_local_run(pos, ner):
+    local_acc = pairperm.compare_systems(pos)
+    local_f1 = pairperm.compare_systems(ner, "f1", baseline="s0")
+    # spawn: workers start clean (fork with live threads is deprecated) and must unpickle everything
+    with cf.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as ex:
+        assert pairperm.compare_systems(pos, executor=ex) == local_acc
+        assert pairperm.compare_systems(ner, "f1", baseline="s0", executor=ex) == local_f1
+
+
+def test_dask_local_cluster_equals_local_run(pos, ner):
+    distributed = pytest.importorskip("distributed")
+    systems = {k: v[:400] for k, v in pos.items()}
+    bleu = {k: np.c_[v, v + 1, v // 2, v, v + 2, v // 3, v, v, v + 1, v + 3] for k, v in list(systems.items())[:3]}
+    local = pairperm.compare_systems(systems)
+    local_bleu = pairperm.compare_systems(bleu, "bleu", n_resamples=200, rng=7)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            ex = client.get_executor()
+            assert pairperm.compare_systems(systems, executor=ex) == local
+            assert pairperm.compare_systems(bleu, "bleu", n_resamples=200, rng=7, executor=ex) == local_bleu
+
+
+def test_chunks_ship_each_system_once_per_chunk(pos):
+    class Recording(cf.Executor):
+        def __init__(self):
+            self.calls = []
+
+        def submit(self, fn, *args, **kwargs):
+            self.calls.append(args)
+            f = cf.Future()
+            f.set_result(fn(*args, **kwargs))
+            return f
+
+    systems = mixed(pos["s0"], pos["s5"], 12)
+    ex = Recording()
+    res = pairperm.compare_systems(systems, executor=ex)
+    assert res == pairperm.compare_systems(systems)
+    assert len(ex.calls) > 1
+    shipped = sum(len(args[0]) for args in ex.calls)  # rows of each chunk's sub-matrix
+    assert shipped < len(res.rows)  # fewer systems shipped than pairs computed
+    for matrix, pairs, *_ in ex.calls:
+        assert len(np.unique(pairs)) == len(matrix)  # only the systems the chunk needs
+
+
+def test_optional_packages_are_not_imported_unless_used():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pairperm\n"
+        "r = pairperm.compare_systems({'a': [1, 0, 1, 1], 'b': [0, 0, 1, 0], 'c': [3, 1, 2, 1]})\n"
+        "r.to_json(); r.to_markdown(); r.to_latex(); repr(r); r.pvalue_matrix()\n"
+        "print(sorted(m for m in ('pandas', 'dask', 'distributed', 'tqdm', 'statsmodels') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
