@@ -8,9 +8,13 @@
 
 namespace pairperm::detail {
 
-// Calls the installed poll; throws pairperm::interrupted when it asks to stop. Only ever
-// called from the thread that entered the core.
+// Calls the installed poll; throws pairperm::interrupted when it asks to stop. Does nothing
+// on threads marked as workers, so the poll only ever runs on the thread that entered the core.
 void check_interrupt();
+
+// Marks the calling thread as a worker of the core for the rest of its life (every thread
+// the core starts calls this first).
+void mark_worker_thread() noexcept;
 
 // Thrown inside worker threads when another thread has already failed or been interrupted;
 // never escapes parallel_for.

@@ -35,6 +35,7 @@ void parallel_for(std::size_t n_blocks, unsigned threads, Body&& body) {
     std::exception_ptr failure;
 
     auto worker = [&] {
+        mark_worker_thread();
         Progress progress(&stop);
         try {
             for (;;) {
