@@ -81,3 +81,136 @@ def binomial_two_sided(b: int, c: int) -> Fraction:
     m = min(b, c)
     tail = sum(math.comb(n, i) for i in range(m + 1))
     return min(Fraction(1), Fraction(2 * tail, 2**n))
+
+
+# ---------------------------------------------------------------------------------------------
+# Brute-force enumeration over all 2^N swap patterns (property tests; N small). Everything
+# below works on Python ints and Fractions only, so ties are exact ties.
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def swap_patterns(n: int):
+    """All 2^n swap patterns as tuples of 0 (stay) / 1 (swap)."""
+    return itertools.product((0, 1), repeat=n)
+
+
+def rejects(value, observed, alternative: str, centre=0) -> bool:
+    """SPEC §1's rejection region for one null value, in exact arithmetic.
+
+    Two-sided compares distances from `centre` (the null mean for the sum statistic, 0 for a
+    callable statistic, whose two-sided test is ``|h(S)| >= |h_obs|``)."""
+    if alternative == "greater":
+        return value >= observed
+    if alternative == "less":
+        return value <= observed
+    return abs(value - centre) >= abs(observed - centre)
+
+
+def pvalue_from_counts(counts: dict, observed, alternative: str, centre=0) -> Fraction:
+    """P-value from {value: number of patterns} as listed by brute_force_counts."""
+    hits = sum(c for s, c in counts.items() if rejects(s, observed, alternative, centre))
+    return Fraction(hits, sum(counts.values()))
+
+
+def brute_force_pvalue(stay, swap, alternative: str) -> Fraction:
+    """P-value of the sum statistic S (1-D) by listing every swap pattern."""
+    stay = [int(v) for v in stay]
+    swap = [int(v) for v in swap]
+    mean = Fraction(sum(stay) + sum(swap), 2)
+    return pvalue_from_counts(brute_force_counts(stay, swap), sum(stay), alternative, mean)
+
+
+def brute_force_cdf(stay, swap, x) -> Fraction:
+    """P[S <= x] (x any real, an int, a Fraction or +-inf) by listing every swap pattern."""
+    counts = brute_force_counts(stay, swap)
+    return Fraction(sum(c for s, c in counts.items() if s <= x), 2 ** len(stay))
+
+
+def brute_force_stat_pvalue(stay, swap, h, alternative: str) -> Fraction:
+    """P-value of a statistic h of the (1-D or m-D) sum S; h maps a tuple of Python ints to a
+    Fraction (exact), two-sided is ``|h(S)| >= |h_obs|``."""
+    stay = [tuple(int(v) for v in np.atleast_1d(row)) for row in stay]
+    swap = [tuple(int(v) for v in np.atleast_1d(row)) for row in swap]
+    m = len(stay[0]) if stay else 1
+    h_obs = h(tuple(sum(r[j] for r in stay) for j in range(m)))
+    hits = 0
+    for pattern in swap_patterns(len(stay)):
+        rows = [b if c else a for a, b, c in zip(stay, swap, pattern)]
+        hits += rejects(h(tuple(sum(r[j] for r in rows) for j in range(m))), h_obs, alternative)
+    return Fraction(hits, 2 ** len(stay))
+
+
+def sign_flip_pvalue(effects, alternative: str) -> Fraction:
+    """Sign-flip test of W = sum(effects) against the 2^N sums of +-effects[n] (null mean 0)."""
+    effects = [int(v) for v in effects]
+    return brute_force_pvalue(effects, [-e for e in effects], alternative)
+
+
+def ratio_score(kind: str, tp: int, fp: int, fn: int, beta: Fraction, zero: Fraction) -> Fraction:
+    """Micro F-beta / precision / recall of totals, exactly; `zero` when the denominator is 0."""
+    if kind == "precision":
+        num, den = Fraction(tp), Fraction(tp + fp)
+    elif kind == "recall":
+        num, den = Fraction(tp), Fraction(tp + fn)
+    else:
+        b2 = beta * beta
+        num, den = (1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp
+    return zero if den == 0 else num / den
+
+
+def brute_force_ratio_pvalue(kind: str, a, b, alternative: str, beta=Fraction(1), zero=Fraction(0)) -> Fraction:
+    """P-value of score_A - score_B over all 2^N swaps of whole entries, in Fractions.
+
+    a, b: (N, 3) (tp, fp, fn) or (N, 2) (tp, errors; F1 = tp / (tp + errors / 2)) counts."""
+    a = [tuple(int(v) for v in row) for row in a]
+    b = [tuple(int(v) for v in row) for row in b]
+    width = len(a[0]) if a else 3
+
+    def diff(rows_a, rows_b) -> Fraction:
+        ta = [sum(r[j] for r in rows_a) for j in range(width)]
+        tb = [sum(r[j] for r in rows_b) for j in range(width)]
+        if width == 2:  # 2 tp / (2 tp + errors) is F1 with the errors as fp and fn = 0
+            ta, tb = ta + [0], tb + [0]
+        return ratio_score(kind, *ta, beta, zero) - ratio_score(kind, *tb, beta, zero)
+
+    observed = diff(a, b)
+    hits = 0
+    for pattern in swap_patterns(len(a)):
+        ra = [v if c else u for u, v, c in zip(a, b, pattern)]
+        rb = [u if c else v for u, v, c in zip(a, b, pattern)]
+        hits += rejects(diff(ra, rb), observed, alternative)
+    return Fraction(hits, 2 ** len(a))
+
+
+def doubled_midranks_exact(values) -> list[int]:
+    """2 x the 1-based midranks of `values` (ties averaged), exact for Fractions/ints."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j < len(order) and values[order[j]] == values[order[i]]:
+            j += 1
+        for k in range(i, j):  # ranks i+1 .. j share (i + 1 + j) / 2
+            out[order[k]] = i + 1 + j
+        i = j
+    return out
+
+
+def wilcoxon_reference(x, y, zero_method: str, alternative: str):
+    """(p-value, r_plus, r_minus) of the exact signed-rank test conditional on the observed
+    ranks: 2^M sign flips of the doubled midranks of the M non-zero differences.
+
+    "wilcox" ranks the non-zero differences only; "pratt" and "zsplit" rank all of them
+    (zeros take the lowest ranks) and zeros never move under a flip; "zsplit" reports half
+    of the zeros' rank sum in each of r_plus and r_minus."""
+    d = [Fraction(u) - Fraction(v) for u, v in zip(x, y)]
+    if zero_method == "wilcox":
+        d = [v for v in d if v != 0]
+    r2 = doubled_midranks_exact([abs(v) for v in d])
+    effects = [r if v > 0 else -r for v, r in zip(d, r2) if v != 0]
+    zero_r2 = sum(r for v, r in zip(d, r2) if v == 0) if zero_method == "zsplit" else 0
+    r_plus = Fraction(sum(r for v, r in zip(d, r2) if v > 0) * 2 + zero_r2, 4)
+    r_minus = Fraction(sum(r for v, r in zip(d, r2) if v < 0) * 2 + zero_r2, 4)
+    return sign_flip_pvalue(effects, alternative), r_plus, r_minus

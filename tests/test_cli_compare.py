@@ -118,7 +118,7 @@ def test_seed_is_passed_to_sampling_routes(tmp_path, capsys):
     out = run(argv, capsys)[1]
     want = pairperm.compare_systems(systems, "mean", rng=4, n_resamples=300)
     assert pairperm.SystemsComparison.from_json(out) == want
-    assert {r.test for r in want.rows} == {"bootstrap_test"}
+    assert {r.test for r in want.rows} == {"permutation_test"}
 
 
 def test_unequal_lengths_name_the_files(tmp_path, capsys):

@@ -28,9 +28,13 @@ def test_real_valued_routes():
     a, b = rng.random(200), rng.random(200)
     r = pairperm.compare(a, b, "perplexity")
     assert r.test == "wilcoxon_test" and r.pvalue == pairperm.wilcoxon_test(a, b).pvalue
-    r = pairperm.compare(a, b, "mean", n_resamples=500, rng=3)
-    assert r.test == "bootstrap_test"
-    assert r.pvalue == pairperm.bootstrap_test(a, b, "mean", n_resamples=500, rng=3).pvalue
+    for metric in ("mean", "comet", "ndcg", "chrf"):
+        r = pairperm.compare(a, b, metric, n_resamples=500, rng=3)
+        assert r.test == "permutation_test" and "importance sampling" in r.reason
+        assert r.pvalue == pairperm.permutation_test(a, b, n_resamples=500, rng=3).pvalue
+    # Few entries: exact by meet in the middle.
+    r = pairperm.compare(a[:30], b[:30], "ndcg")
+    assert r.result.engine == "meet_in_the_middle" and "exact" in r.reason
     r = pairperm.compare(a, b, lambda s: s * 2.0, n_resamples=200, rng=1)
     assert r.test == "bootstrap_test" and r.statistic == pytest.approx(2 * (a.sum() - b.sum()))
 

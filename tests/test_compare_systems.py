@@ -127,7 +127,7 @@ def test_mean_routes_per_pair_and_seeded_pairs_use_derived_seeds(pos):
     rng = np.random.default_rng(5)
     systems = {"int_a": pos["s0"], "int_b": pos["s5"], "real": pos["s3"] + rng.random(len(pos["s3"]))}
     res = pairperm.compare_systems(systems, "mean", n_resamples=500, rng=11)
-    assert [r.test for r in res.rows] == ["permutation_test", "bootstrap_test", "bootstrap_test"]
+    assert [r.test for r in res.rows] == ["permutation_test"] * 3
     for k, r in enumerate(res.rows):
         c = pairperm.compare(systems[r.system_a], systems[r.system_b], "mean", n_resamples=500, rng=_pair_seed(11, k))
         assert (r.pvalue, r.statistic) == (c.pvalue, c.statistic)
@@ -377,7 +377,7 @@ def test_mapping_names_select_and_order(pos):
         ({"correction": "sidak"}, ValueError, "correction must be one of"),
         ({"alpha": 1.5}, ValueError, r"alpha must be a number in \(0, 1\)"),
         ({"alternative": "bigger"}, ValueError, "alternative must be one of"),
-        ({"metric": "rouge"}, ValueError, "metric must be a callable or one of"),
+        ({"metric": "rouge_l_sum"}, ValueError, "metric must be a callable or one of"),
         ({"n_jobs": 0}, ValueError, "n_jobs must be None or a positive integer"),
         ({"executor": object()}, ValueError, "concurrent.futures.Executor"),
         ({"progress": "yes"}, ValueError, "progress must be"),

@@ -35,6 +35,9 @@ def reference_score(tp: int, errors: int, zero: Fraction) -> Fraction:
 
 
 def totals_score(kind, ta, tb, beta, zero):
+    # Python ints: a Fraction built from NumPy integers is not exact-typed on NumPy < 1.25
+    # (its float() returns numpy.float64, deprecated in Python).
+    ta, tb = tuple(int(v) for v in ta), tuple(int(v) for v in tb)
     if len(ta) == 2:
         return reference_score(*ta, zero) - reference_score(*tb, zero)
     return score(kind, *ta, beta, zero) - score(kind, *tb, beta, zero)

@@ -18,6 +18,8 @@ from ._validation import N_RESAMPLES, Alternative, ArrayLike, as_int_array, chec
 __all__ = ["compare", "METRICS"]
 
 _INTEGER_SUMS = ("accuracy", "exact_match", "uas", "las", "sum")
+#: Per-entry real-valued scores whose corpus value is their mean (higher is better).
+REAL_MEANS = ("mean", "comet", "bleurt", "chrf", "sentence_bleu", "ndcg", "ap", "rr", "rouge", "judge")
 _CORPUS_SHAPES = {"macro_f1": "(N, C, 3)", "bleu": "(N, 10)"}
 
 
@@ -33,9 +35,11 @@ def _is_integral(arr: np.ndarray) -> bool:
 
 def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any) -> CompareResult:
     xa, ya = np.asarray(x), np.asarray(y)
-    if metric == "mean" and not (_is_integral(xa) and _is_integral(ya)):
-        r: Any = _bootstrap.bootstrap_test(x, y, "mean", n_resamples=n_resamples, rng=rng, alternative=alternative)
-        return _done(r, "bootstrap_test", "real-valued per-entry scores: paired bootstrap of the mean")
+    if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
+        r: Any = _permutation.permutation_test(x, y, alternative=alternative, n_resamples=n_resamples, rng=rng)
+        how = "exact (meet in the middle)" if r.engine == "meet_in_the_middle" else "tilted importance sampling"
+        return _done(r, "permutation_test", f"real-valued per-entry scores ({metric}): paired-permutation test of the "
+                                            f"mean difference, {how}")
     if xa.ndim == 1 and ya.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya)):
         r = _classic.mcnemar_test(x, y, alternative=alternative)
         return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
@@ -91,7 +95,7 @@ def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, r
 
 _ROUTES: dict[str, Callable[..., CompareResult]] = {
     **{name: _integer_sum for name in _INTEGER_SUMS},
-    "mean": _integer_sum,
+    **{name: _integer_sum for name in REAL_MEANS},
     "f1": _ratio,
     "precision": _ratio,
     "recall": _ratio,
@@ -123,8 +127,13 @@ def compare(
       engine, approximate randomisation of summed statistics.
     - ``"perplexity"`` (real, (N,)): :func:`wilcoxon_test`, exact (Dror & Reichart's
       recommendation); lower is better.
-    - ``"mean"`` (real, (N,)): :func:`bootstrap_test`; integer scores go to
-      :func:`permutation_test`.
+    - ``"mean"`` and the per-entry real-valued metrics ``"comet"``, ``"bleurt"``,
+      ``"chrf"``, ``"sentence_bleu"``, ``"ndcg"``, ``"ap"``, ``"rr"``, ``"rouge"``,
+      ``"judge"`` ((N,) floats, higher is better): :func:`permutation_test` on the real
+      scores (Fisher's randomization test of the mean difference: exact for up to 40
+      differing entries, otherwise a p-value with a relative error bar; integer scores
+      take the exact integer engines). :func:`wilcoxon_test` and :func:`bootstrap_test`
+      remain available directly.
     - a callable (vectorised on summed statistics): :func:`bootstrap_test`.
 
     Parameters

@@ -25,9 +25,12 @@ import numpy as np
 
 from . import _core
 from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
-from ._compare import _INTEGER_SUMS, METRICS, _is_integral, compare
+from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, compare
 from ._results import _fmt
 from ._validation import Alternative, apply_vectorised, as_int_array, as_real_array, check_alternative
+
+# Metrics whose per-entry input is one real number per entry.
+_PER_ENTRY_REAL = (*REAL_MEANS, "perplexity")
 
 __all__ = ["CORRECTIONS", "SystemPair", "SystemsComparison", "compare_systems", "multipletests"]
 
@@ -364,7 +367,7 @@ def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
         return float(apply_vectorised(metric, sums, 1, _FUNC, "metric")[0])
     if metric == "sum":
         return int(arr.sum())
-    if metric in _INTEGER_SUMS or metric in ("mean", "perplexity"):
+    if metric in _INTEGER_SUMS or metric in _PER_ENTRY_REAL:
         return float(arr.mean())
     sums = arr.sum(axis=0).astype(np.float64)
     if metric in ("f1", "precision", "recall"):
@@ -404,9 +407,9 @@ def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
     label = f"system {name!r}"
     if _is_dataframe(raw):
         raw = _frame_columns(metric, label, raw)
-    if callable(metric) or metric in ("mean", "perplexity"):
+    if callable(metric) or metric in _PER_ENTRY_REAL:
         arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
-        if metric in ("mean", "perplexity") and arr.ndim != 1:
+        if metric in _PER_ENTRY_REAL and arr.ndim != 1:
             raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,); {label} has shape {arr.shape}")
         return arr
     if metric in _INTEGER_SUMS:
@@ -678,9 +681,9 @@ def compare_systems(
         pairs = np.array([(i, b) for i in range(n) if i != b], dtype=np.int64)
     n_pairs = len(pairs)
 
-    # Which pairs the C++ batch takes: integer sums (and "mean" of two integral systems), whose
+    # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems), whose
     # test is the exact permutation test (McNemar on 0/1 data has the same p-value).
-    integral = [not callable(metric) and (metric in _INTEGER_SUMS or (metric == "mean" and _is_integral(a)))
+    integral = [not callable(metric) and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
                 for a in arrays]
     # Integers, so min >= 0 and max <= 1 is "all 0/1" (compare() checks the same) in two reductions.
     binary = [ok and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
@@ -695,7 +698,7 @@ def compare_systems(
         rest = list(np.flatnonzero(~in_batch))
         batch_idx = np.flatnonzero(in_batch)
         if batch_idx.size:
-            # "mean" takes real arrays: its integral systems are converted (and range-checked) here.
+            # Real-valued metrics take real arrays: their integral systems are converted (and range-checked) here.
             matrix = np.stack([
                 (arrays[i] if arrays[i].dtype == np.int64 else as_int_array(arrays[i], f"system {sys_names[i]!r}", _FUNC))
                 if integral[i] else np.zeros(len(arrays[0]), np.int64)
