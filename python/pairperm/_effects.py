@@ -108,7 +108,7 @@ class LocalEffects:
         return sum(int(c) for _, c in self.summary.groups)
 
     @property
-    def observed(self) -> Union[int, tuple]:
+    def observed(self) -> Union[int, float, tuple]:
         """s_obs = sum(stay): an int, or a tuple for m-D (floats for real-valued effects)."""
         if self.is_real:
             obs = self.stay.sum(axis=0)

@@ -14,7 +14,7 @@ __all__ = ["PrecisionWarning", "SupportTooLargeError", "warn_caller"]
 
 #: Raised when an exact engine would need a dense support beyond the library's memory
 #: limit; a ValueError, so ``except ValueError`` keeps working.
-SupportTooLargeError = getattr(_core, "SupportTooLargeError", ValueError)
+SupportTooLargeError = _core.SupportTooLargeError
 
 
 class PrecisionWarning(RuntimeWarning):

@@ -179,8 +179,8 @@ def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) 
     obs = pr.observed
     if abs(obs.numerator) >= 2**62 or obs.denominator >= 2**61:
         raise ValueError(f"{func}: counts too large for the exact 128-bit comparison of ratio statistics")
-    args = (r.a_num, r.a_den, r.b_num, r.b_den, pr.zero.numerator, pr.zero.denominator, obs.numerator,
-            obs.denominator)
+    args = _core.RatioStatistic(r.a_num, r.a_den, r.b_num, r.b_den, (pr.zero.numerator, pr.zero.denominator),
+                                (obs.numerator, obs.denominator))
     # Recall's difference (2 TP_A - T) / G increases with its 1-D state TP_A.
     return RatioStatistic(float(obs), args, increasing_in_s=kind == "recall", summary=effects.summary)
 

@@ -77,11 +77,11 @@ class RatioStatistic:
 
     def from_distribution(self, dist: Dist, alternative: str) -> float:
         offset = (dist.offset,) if isinstance(dist, Distribution) else dist.offset
-        p, _ = _core.ratio_pvalue(offset, dist.pmf, *self._args, alternative)
+        p, _ = _core.ratio_pvalue(offset, dist.pmf, self._args, alternative)
         return float(p)
 
     def count(self, sums: np.ndarray, alternative: str) -> int:
-        return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), *self._args, alternative))
+        return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), self._args, alternative))
 
 
 class CallableStatistic:
