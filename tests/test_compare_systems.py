@@ -378,7 +378,7 @@ def test_mapping_names_select_and_order(pos):
         ({"alpha": 1.5}, ValueError, r"alpha must be a number in \(0, 1\)"),
         ({"alternative": "bigger"}, ValueError, "alternative must be one of"),
         ({"metric": "rouge_l_sum"}, ValueError, "metric must be a callable or one of"),
-        ({"n_jobs": 0}, ValueError, "n_jobs must be None or a positive integer"),
+        ({"n_jobs": 0}, ValueError, r"n_jobs must be None \(all cores\) or an integer >= 1"),
         ({"executor": object()}, ValueError, "concurrent.futures.Executor"),
         ({"progress": "yes"}, ValueError, "progress must be"),
         ({"n_resample": 10}, TypeError, "unexpected option"),

@@ -137,6 +137,21 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
     return xa, ya, name, fn, opts
 
 
+def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], opts: Any) -> np.ndarray:
+    """deltas() of every resample's summed statistics, in blocks (one seeded stream per block)."""
+    n, k_total = len(stats), opts.n_resamples
+    out = np.empty(k_total)
+    block = max(1, min(k_total, _BLOCK_ELEMENTS // n))
+    for i, start in enumerate(range(0, k_total, block)):
+        k = min(block, k_total - start)
+        if stats.shape[1] <= _FUSED_MAX_COLUMNS:
+            sums = _core.bootstrap_sums(stats, k, block_seed(opts.seed, i), opts.n_jobs)
+        else:
+            sums = _core.bootstrap_counts(n, k, block_seed(opts.seed, i), opts.n_jobs) @ stats
+        out[start:start + k] = deltas(sums)
+    return out
+
+
 def _bootstrap_hits(deltas: np.ndarray, delta: float, alternative: str) -> int:
     """Resamples at least as extreme, ties included (Berg-Kirkpatrick et al.'s rule with >=)."""
     if alternative == "greater":
@@ -222,16 +237,7 @@ def bootstrap_test(
         raise ValueError(f"{func}: the metric is not finite on the full data ({metric_a}, {metric_b})")
 
     k_total = opts.n_resamples
-    out = np.empty(k_total)
-    block = max(1, min(k_total, _BLOCK_ELEMENTS // n))
-    for i, start in enumerate(range(0, k_total, block)):
-        k = min(block, k_total - start)
-        if stats.shape[1] <= _FUSED_MAX_COLUMNS:
-            sums = _core.bootstrap_sums(stats, k, block_seed(opts.seed, i), opts.n_jobs)
-        else:
-            sums = _core.bootstrap_counts(n, k, block_seed(opts.seed, i), opts.n_jobs) @ stats
-        out[start:start + k] = deltas(sums)
-
+    out = _resampled(stats, deltas, opts)
     hits = _bootstrap_hits(out, delta, alternative)
     tail = (1 - opts.confidence_level) / 2
     lo, hi = np.quantile(out, [tail, 1 - tail])

@@ -27,7 +27,15 @@ from . import _core
 from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
 from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, compare
 from ._results import _fmt
-from ._validation import Alternative, apply_vectorised, as_int_array, as_real_array, check_alternative
+from ._validation import (
+    Alternative,
+    apply_vectorised,
+    as_int_array,
+    as_real_array,
+    check_alternative,
+    check_n_jobs,
+    check_probability,
+)
 
 # Metrics whose per-entry input is one real number per entry.
 _PER_ENTRY_REAL = (*REAL_MEANS, "perplexity")
@@ -564,14 +572,6 @@ def _compare_options() -> frozenset:
     return frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "alternative")
 
 
-def _check_n_jobs(n_jobs: Any) -> Optional[int]:
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
-        raise ValueError(f"{_FUNC}: n_jobs must be None or a positive integer; got {n_jobs!r}")
-    return int(n_jobs)
-
-
 # ---------------------------------------------------------------- the function
 
 
@@ -635,12 +635,38 @@ def compare_systems(
     -------
     SystemsComparison
     """
-    check_alternative(alternative)
+    sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
+                                                          n_jobs, executor, options)
+    pairs = _pairs(sys_names, baseline)
+    statistic, pvalue, test = _run_all(arrays, sys_names, pairs, metric, alternative, options, root, n_jobs, executor,
+                                       progress)
+    adjusted = multipletests(pvalue, correction)
+    values = [_metric_value(metric, a) for a in arrays]
+    rows = tuple(
+        SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
+                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k])
+        for k, (i, j) in enumerate(pairs.tolist())
+    )
+    return SystemsComparison(
+        names=tuple(sys_names),
+        metric=getattr(metric, "__name__", "callable") if callable(metric) else metric,
+        metric_values=tuple(values),
+        rows=rows,
+        alternative=alternative,
+        correction=correction,
+        alpha=float(alpha),
+        baseline=None if baseline is None else str(baseline),
+    )
+
+
+def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, correction: Any, alpha: Any,
+                        n_jobs: Any, executor: Any, options: dict) -> tuple:
+    """Validate the arguments and every system once: (names, arrays, seed root, n_jobs)."""
+    check_alternative(alternative, _FUNC)
     if correction not in CORRECTIONS:
         raise ValueError(f"{_FUNC}: correction must be one of {', '.join(map(repr, CORRECTIONS))}; got {correction!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
-        raise ValueError(f"{_FUNC}: alpha must be a number in (0, 1); got {alpha!r}")
-    n_jobs = _check_n_jobs(n_jobs)
+    check_probability(alpha, "alpha", _FUNC)
+    jobs = check_n_jobs(n_jobs, _FUNC) or None
     if executor is not None and not isinstance(executor, cf.Executor):
         raise ValueError(f"{_FUNC}: executor must be a concurrent.futures.Executor (for dask, pass "
                          f"client.get_executor()); got {type(executor).__name__}")
@@ -652,7 +678,6 @@ def compare_systems(
         raise TypeError(f"{_FUNC}: unexpected option(s) {', '.join(map(repr, unknown))}; options are passed on "
                         f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
     root = _seed_root(options.pop("rng", None))
-
     sys_names, raw = _read_systems(scores, names)
     if len(sys_names) != len(set(sys_names)):
         raise ValueError(f"{_FUNC}: system names must be unique; got {sys_names}")
@@ -663,33 +688,38 @@ def compare_systems(
     if len(set(lengths.values())) != 1:
         detail = ", ".join(f"{n!r}: {v}" for n, v in lengths.items())
         raise ValueError(f"{_FUNC}: every system must be scored on the same entries; lengths differ ({detail})")
-    shapes = {a.shape[1:] for a in arrays}
-    if len(shapes) != 1:
+    if len({a.shape[1:] for a in arrays}) != 1:
         detail = ", ".join(f"{n!r}: {a.shape}" for n, a in zip(sys_names, arrays))
         raise ValueError(f"{_FUNC}: every system must have the same shape of per-entry scores; got {detail}")
     if len(arrays[0]) == 0:
         raise ValueError(f"{_FUNC}: the systems have no entries")
+    return sys_names, arrays, root, jobs
 
+
+def _pairs(sys_names: list, baseline: Any) -> np.ndarray:
+    """Every unordered pair in the given order, or (system, baseline) for each other system."""
     n = len(sys_names)
     if baseline is None:
         ii, jj = np.triu_indices(n, k=1)
-        pairs = np.stack([ii, jj], axis=1).astype(np.int64)
-    else:
-        if str(baseline) not in sys_names:
-            raise ValueError(f"{_FUNC}: baseline {baseline!r} is not one of the systems: {', '.join(map(repr, sys_names))}")
-        b = sys_names.index(str(baseline))
-        pairs = np.array([(i, b) for i in range(n) if i != b], dtype=np.int64)
-    n_pairs = len(pairs)
+        return np.stack([ii, jj], axis=1).astype(np.int64)
+    if str(baseline) not in sys_names:
+        raise ValueError(f"{_FUNC}: baseline {baseline!r} is not one of the systems: {', '.join(map(repr, sys_names))}")
+    b = sys_names.index(str(baseline))
+    return np.array([(i, b) for i in range(n) if i != b], dtype=np.int64).reshape(-1, 2)
 
-    # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems), whose
-    # test is the exact permutation test (McNemar on 0/1 data has the same p-value).
+
+def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alternative: Any, options: dict,
+             root: Any, n_jobs: Optional[int], executor: Any, progress: Any) -> tuple:
+    """(statistic, pvalue, test) per pair: integer sums in the C++ batch, the rest through compare()."""
+    n, n_pairs = len(sys_names), len(pairs)
+    # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems),
+    # whose test is the exact permutation test (McNemar on 0/1 data has the same p-value).
     integral = [not callable(metric) and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
                 for a in arrays]
     # Integers, so min >= 0 and max <= 1 is "all 0/1" (compare() checks the same) in two reductions.
     binary = [ok and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
               for ok, a in zip(integral, arrays)]
     in_batch = np.array([integral[i] and integral[j] for i, j in pairs], dtype=bool)
-
     statistic: list = [None] * n_pairs
     pvalue = np.full(n_pairs, np.nan)
     test: list = [None] * n_pairs
@@ -711,24 +741,7 @@ def compare_systems(
                        statistic, pvalue, test)
     finally:
         prog.close()
-
-    adjusted = multipletests(pvalue, correction)
-    values = [_metric_value(metric, a) for a in arrays]
-    rows = tuple(
-        SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
-                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k])
-        for k, (i, j) in enumerate(pairs.tolist())
-    )
-    return SystemsComparison(
-        names=tuple(sys_names),
-        metric=getattr(metric, "__name__", "callable") if callable(metric) else metric,
-        metric_values=tuple(values),
-        rows=rows,
-        alternative=alternative,
-        correction=correction,
-        alpha=float(alpha),
-        baseline=None if baseline is None else str(baseline),
-    )
+    return statistic, pvalue, test
 
 
 def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: Alternative,
