@@ -26,6 +26,8 @@ CASES = {
     "permutation_test MC K=2e4 N=1e4": ("pos", 10_000,
                                         "pairperm.permutation_test(x, y, method='monte_carlo', n_resamples=20000, rng=0)", 5),
     "null_distribution auto N=1e4": ("pos", 10_000, "pairperm.null_distribution(x - y, y - x)", 20),
+    "null_distribution auto N=1e6": ("pos", 1_000_000, "pairperm.null_distribution(x - y, y - x)", 7),
+    "convolve_fft N=1e3": ("pos", 1_000, "pairperm.convolve_fft(x - y, y - x)", 15),
     "f1_test exact N=1e4": ("ner", 10_000, "pairperm.f1_test(x, y)", 5),
     "recall_test exact N=1e4": ("ner", 10_000, "pairperm.recall_test(x, y)", 20),
     "monte_carlo_test identity K=1e4 N=1e4": ("pos", 10_000, "pairperm.monte_carlo_test(x - y, y - x, n_resamples=10000, rng=0)", 5),
