@@ -197,3 +197,43 @@ def test_fft_method_never_returns_round_off_below_its_floor(test):
     else:
         assert rel_err(r.pvalue, exact) <= 1e-9
         assert r.engine == "dp"
+
+
+def test_widely_spread_integers_are_exact_by_meet_in_the_middle():
+    # One huge difference makes the grouped engine's window infeasible and 23 varying entries
+    # are too many to list: the sum goes to the meet-in-the-middle enumeration, still exact.
+    rng = np.random.default_rng(8)
+    d = np.concatenate(([30_000_000], rng.integers(1, 9, 22))) * np.where(rng.random(23) < 0.5, -1, 1)
+    d[0] = 30_000_000
+    states = np.zeros(1, dtype=np.int64)
+    for k in np.abs(d):
+        states = np.concatenate((states - k, states + k))
+    for alternative, hits in (("greater", np.count_nonzero(states >= d.sum())),
+                              ("two-sided", np.count_nonzero(np.abs(states) >= abs(d.sum())))):
+        r = pairperm.permutation_test(d, np.zeros_like(d), alternative=alternative)
+        assert r.engine == "meet_in_the_middle"
+        assert r.pvalue == hits / 2**23
+
+
+def test_spread_out_integer_scores_take_the_sampling_route_not_minutes():
+    # Scores in [0, 50000): the grouped engine would need a window of ~10^7 entries per group
+    # (10 s, GBs); auto estimates the tail with a relative error bar instead.
+    rng = np.random.default_rng(1)
+    x, y = rng.integers(0, 50_000, 500), rng.integers(0, 50_000, 500)
+    r = pairperm.permutation_test(x, y, rng=0)
+    assert r.engine == "saddlepoint_is" and r.statistic == int(x.sum() - y.sum())
+    mc = pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=20_000, rng=0)
+    lo, hi = r.pvalue_ci
+    assert lo <= r.pvalue <= hi and lo <= mc.pvalue_ci[1] and mc.pvalue_ci[0] <= hi
+    with pytest.raises(pairperm.SupportTooLargeError):
+        pairperm.permutation_test(x, y, method="exact")
+
+
+def test_huge_spread_finishes_quickly_in_a_subprocess():
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, pairperm; rng = np.random.default_rng(0); "
+            "x, y = rng.integers(-10**5, 10**5, (2, 10**4)); print(pairperm.permutation_test(x, y, rng=0).engine)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "saddlepoint_is"

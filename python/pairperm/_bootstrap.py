@@ -111,8 +111,7 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
                        confidence_level: Any, beta: Any, zero_division: Any, n_jobs: Any) -> tuple:
     func = "bootstrap_test"
     check_alternative(alternative, func)
-    opts = monte_carlo_options("monte_carlo", n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
-    assert opts is not None
+    opts = monte_carlo_options(n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
     if 8 * opts.n_resamples > _MAX_DISTRIBUTION_BYTES:
         raise SupportTooLargeError(
             f"{func}: n_resamples={opts.n_resamples} would keep {8 * opts.n_resamples / 2**30:.1f} GiB of resampled "

@@ -51,7 +51,9 @@ def _sign_flip_effects(effect: np.ndarray) -> LocalEffects:
 
 def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[float, float]:
     effects = _sign_flip_effects(effect)
-    r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func)
+    # Signs and 0/1 differences always fit the grouped engine: nothing is ever sampled here.
+    r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func,
+            mc=monte_carlo_options(N_RESAMPLES, None, None, func))
     return r.pvalue, r.log_pvalue
 
 
@@ -149,7 +151,7 @@ def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method
     if zero_method not in ZERO_METHODS:
         raise ValueError(f"{func}: zero_method must be one of {', '.join(map(repr, ZERO_METHODS))}; got {zero_method!r}")
     check_method(method, WILCOXON_METHODS, func)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     xa = as_real_array(x, "x", func)
     ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func)
     check_same_length(xa, ya, "x", "y", func)

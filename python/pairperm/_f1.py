@@ -189,7 +189,7 @@ def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, bet
                    n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
     check_alternative(alternative, func)
     check_method(method, RATIO_METHODS, func)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     pr = _problem(kind, x, y, beta, zero_division, func)
     stay, swap = (pr.stay[:, 0].copy(), pr.swap[:, 0].copy()) if pr.stay.shape[1] == 1 else (pr.stay, pr.swap)
     effects = LocalEffects.from_arrays(stay, swap)

@@ -21,7 +21,7 @@ def _monte_carlo_test_iv(stay: Any, swap: Any, statistic: Any, n_resamples: Any,
     check_alternative(alternative, func)
     check_statistic(statistic, func)
     rtol = check_rtol(rtol, func)
-    mc = monte_carlo_options("monte_carlo", n_resamples, rng, n_jobs, func, alpha=alpha,
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func, alpha=alpha,
                              confidence_level=confidence_level)
     effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
     if statistic is None and not effects.one_d:

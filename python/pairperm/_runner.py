@@ -7,8 +7,10 @@ Public functions validate their arguments, build `LocalEffects` and a statistic 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Optional
 
 import numpy as np
@@ -17,6 +19,7 @@ from . import _core
 from ._effects import LocalEffects
 from ._errors import SupportTooLargeError, warn_caller
 from ._results import PermutationTestResult
+from ._statistics import RealSumStatistic, SumStatistic
 from ._stats import clopper_pearson, excludes
 from ._validation import check_n_jobs, check_n_resamples, check_probability, check_rng, seed_from_rng
 
@@ -52,27 +55,31 @@ MC_BLOCK_ELEMENTS = 1 << 22
 
 @dataclass(frozen=True)
 class MonteCarloOptions:
+    """Validated sampling arguments; the seed is drawn from `rng` on first use only, since
+    that costs more than most exact tests."""
+
     n_resamples: int
-    seed: int
+    rng: Any
     alpha: Optional[float] = None
     confidence_level: float = 0.95
     n_jobs: int = 0
+    func: str = ""
+
+    @cached_property
+    def seed(self) -> int:
+        return seed_from_rng(self.rng, self.func)
 
 
-def monte_carlo_options(method: str, n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
-                        confidence_level: Any = 0.95, real: bool = False) -> Optional[MonteCarloOptions]:
-    """Validate the sampling arguments (always, whatever the method); None unless the test
-    may sample: `method` "monte_carlo", or real-valued effects (whose auto route estimates
-    deep tails by importance sampling). The seed is drawn only then: it costs more than an
-    exact test."""
+def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
+                        confidence_level: Any = 0.95) -> MonteCarloOptions:
+    """Validate the sampling arguments, whatever the method (a sampling route may be taken
+    by "auto" too: real-valued effects, or integer ones beyond the exact engines' reach)."""
     k = check_n_resamples(n_resamples, func)
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
     conf = check_probability(confidence_level, "confidence_level", func)
-    if method != "monte_carlo" and not real:
-        check_rng(rng, func)
-        return None
-    return MonteCarloOptions(k, seed_from_rng(rng, func), a, conf, jobs)  # type: ignore[arg-type]
+    check_rng(rng, func)
+    return MonteCarloOptions(k, rng, a, conf, jobs, func)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -85,10 +92,9 @@ class MonteCarloEstimate:
 
 
 def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func: str,
-        mc: Optional[MonteCarloOptions] = None, result_type: type = PermutationTestResult) -> Any:
+        mc: MonteCarloOptions, result_type: type = PermutationTestResult) -> Any:
     """Run one test: `method` is "auto", "exact", "dp", "fft" or "monte_carlo"."""
     if method == "monte_carlo":
-        assert mc is not None
         est = monte_carlo(effects, stat, alternative, mc)
         return result_type(
             statistic=stat.value, pvalue=est.pvalue, log_pvalue=math.log(est.pvalue), method=method,
@@ -97,7 +103,10 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
         )
     if effects.is_real:
         return _real(effects, stat, alternative, method, func, mc, result_type)
-    p, log_p, engine, bound = _exact(effects, stat, alternative, method, func)
+    exact = _exact(effects, stat, alternative, method, func)
+    if exact is None:
+        return _beyond_exact_engines(effects, stat, alternative, method, func, mc, result_type)
+    p, log_p, engine, bound = exact
     null_engine = engine if engine in ("dp", "fft") else "auto"
     return result_type(
         statistic=stat.value, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative, engine=engine,
@@ -106,7 +115,7 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
 
 
 def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
-          mc: Optional[MonteCarloOptions], result_type: type) -> Any:
+          mc: MonteCarloOptions, result_type: type) -> Any:
     """Real-valued local effects: no dense distribution exists, so exact means enumeration
     (meet in the middle for the sum, listing for other statistics) and large inputs are
     estimated with a relative error bar (tilted importance sampling)."""
@@ -115,7 +124,6 @@ def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func:
                          "'auto', 'exact' or 'monte_carlo'")
     done = dict(statistic=stat.value, method=method, alternative=alternative)
     if hasattr(stat, "exact_or_tilted"):
-        assert mc is not None
         r = stat.exact_or_tilted(alternative, method, mc.n_resamples, mc.seed, mc.n_jobs)
         engine = "meet_in_the_middle" if r.method == "exact" else r.method
         return result_type(**done, pvalue=r.pvalue, log_pvalue=r.log_pvalue, engine=engine,
@@ -129,8 +137,25 @@ def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func:
     return result_type(**done, pvalue=p, log_pvalue=math.log(p) if p > 0 else -math.inf, engine="enumeration")
 
 
-def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> tuple:
-    """(p, log p, engine that ran, whether p is only a bound)."""
+def _beyond_exact_engines(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
+                          mc: MonteCarloOptions, result_type: type) -> Any:
+    """Integer effects too widely spread for the grouped engine and too many to list: the sum
+    goes to the real-valued engine, exact in float64 while sum |stay - swap| < 2^53 (meet in
+    the middle up to 40 varying entries, tilted importance sampling beyond: `engine` says
+    which); other statistics have only Monte Carlo left."""
+    if isinstance(stat, SumStatistic) and float(effects.summary.k_sum) < 2**53:
+        real = LocalEffects.real(effects.stay.astype(np.float64), effects.swap.astype(np.float64))
+        r = _real(real, RealSumStatistic(real, 0.0), alternative, method, func, mc, result_type)
+        return dataclasses.replace(r, statistic=stat.value)
+    raise SupportTooLargeError(
+        f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
+        f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
+    )
+
+
+def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> Optional[tuple]:
+    """(p, log p, engine that ran, whether p is only a bound), or None when "auto"/"exact"
+    find every exact engine out of reach."""
     if method in ("auto", "exact"):
         if effects.n_varying == 0:
             return 1.0, 0.0, "enumeration", False
@@ -150,10 +175,7 @@ def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func
         if effects.n_varying <= ENUMERATE_MAX:
             p = _enumerate(effects, stat, alternative)
             return p, (math.log(p) if p > 0 else -math.inf), "enumeration", False
-        raise SupportTooLargeError(
-            f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
-            f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
-        )
+        return None
     if method == "dp" and effects.dp_cost() > DP_LIMIT:
         raise SupportTooLargeError(
             f"{func}: method='dp' would need ~{effects.dp_cost():.2g} multiply-adds (hours or more); use "

@@ -33,7 +33,7 @@ def _structured_test_iv(stay: Any, swap: Any, statistic: Any, alternative: Any, 
     check_statistic(statistic, func)
     rtol = check_rtol(rtol, func)
     effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func, real=effects.is_real)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     if statistic is None and not effects.one_d:
         raise ValueError(f"{func}: statistic=None (the sum S) needs 1-D local effects; for shape "
                          f"{effects.stay.shape} pass a vectorised callable statistic")
