@@ -7,6 +7,7 @@ import pytest
 
 import pairperm
 from pairperm import _core
+from synthetic import separated_f1_data
 
 ENTRY_POINTS = [
     lambda a, b: pairperm.permutation_test(a, b),
@@ -135,3 +136,26 @@ def test_masked_entries_are_refused():
 def test_n_resamples_beyond_exact_counting_is_refused():
     with pytest.raises(ValueError, match="n_resamples"):
         pairperm.monte_carlo_test([1], [0], n_resamples=2**70)
+
+
+@pytest.mark.parametrize("rtol", [-1, float("nan"), 1.5])
+def test_monte_carlo_rtol_is_validated(rtol):
+    with pytest.raises(ValueError, match="rtol"):
+        pairperm.monte_carlo_test([1, 2], [0, 0], lambda s: s * 1.0, rtol=rtol, rng=0)
+
+
+def test_monte_carlo_threads_validated():
+    with pytest.raises(ValueError, match="n_jobs"):
+        pairperm.monte_carlo_test([1, 2], [0, 0], n_jobs=-1, rng=0)
+
+
+@pytest.mark.parametrize("kw", [dict(beta=-1.0), dict(zero_division=5.0), dict(beta=float("inf"))])
+def test_bootstrap_f1_options_validated(kw):
+    a, b = separated_f1_data(50)
+    with pytest.raises(ValueError, match="beta|zero_division"):
+        pairperm.bootstrap_test(a, b, metric="f1", n_resamples=10, rng=0, **kw)
+
+
+def test_mcnemar_hint_fits_mcnemar():
+    with pytest.raises(ValueError, match="mcnemar_test takes 0/1 correctness"):
+        pairperm.mcnemar_test([0.5], [1])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import subprocess
@@ -21,6 +20,7 @@ from matplotlib.patches import Rectangle  # noqa: E402
 import pairperm  # noqa: E402
 from pairperm import _plot  # noqa: E402
 from pairperm.datasets import stanza_pos_like  # noqa: E402
+from reference import brute_force_counts  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -31,11 +31,7 @@ def _close_figures():
 
 def brute_force(stay, swap):
     """Exact pmf of S by listing all 2^N swap patterns: {value: Fraction}."""
-    pmf = {}
-    for pattern in itertools.product((0, 1), repeat=len(stay)):
-        s = sum(sw if b else st for st, sw, b in zip(stay, swap, pattern))
-        pmf[s] = pmf.get(s, 0) + Fraction(1, 2 ** len(stay))
-    return pmf
+    return {s: Fraction(c, 2 ** len(stay)) for s, c in brute_force_counts(stay, swap).items()}
 
 
 def bars(ax):

@@ -12,21 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pairperm
-from pairperm import _core
-from reference import binomial_two_sided, exact_pvalue, log_fraction, paired, rel_err
-
-ALTS = ("two-sided", "greater", "less")
-
-
-def scores(rng, n, shift=0.0):
-    """Per-sentence correct counts of two systems with a controllable gap."""
-    length = rng.integers(1, 25, n)
-    x = rng.binomial(length, 0.9)
-    y = rng.binomial(length, max(0.0, 0.9 - shift))
-    return x, y
+from pairperm import _core, _runner
+from reference import ALTERNATIVES, binomial_two_sided, brute_force_pvalue, exact_pvalue, log_fraction, paired, rel_err
+from synthetic import scores, separated_f1_data
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("n,shift", [(1, 0.0), (9, 0.1), (13, 0.0)])
 def test_all_methods_match_brute_force_small(alternative, n, shift):
     rng = np.random.default_rng(n)
@@ -39,7 +30,7 @@ def test_all_methods_match_brute_force_small(alternative, n, shift):
     assert abs(r.pvalue - float(exact)) <= 1e-12
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("n,shift,seed", [(200, 0.0, 1), (400, 0.03, 2), (800, 0.06, 3)])
 def test_all_methods_match_exact_arithmetic_hundreds(alternative, n, shift, seed):
     rng = np.random.default_rng(seed)
@@ -56,7 +47,7 @@ def test_all_methods_match_exact_arithmetic_hundreds(alternative, n, shift, seed
     assert auto.statistic == int(x.sum() - y.sum())
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("n,shift,seed", [(1500, 0.08, 11), (3000, 0.08, 12)])
 def test_tilted_tails_match_exact_arithmetic_down_to_1e_150(alternative, n, shift, seed):
     rng = np.random.default_rng(seed)
@@ -82,7 +73,7 @@ def test_general_structured_sums_with_nonzero_mean():
         stay = rng.integers(-3, 9, n)
         swap = rng.integers(-6, 4, n)
         s = _core.summarize(stay, swap)
-        for alt in ALTS:
+        for alt in ALTERNATIVES:
             exact = exact_pvalue(stay, swap, alt)
             p, log_p = _core.grouped_pvalue(s, alt)
             assert rel_err(p, exact) <= 1e-9 or (exact < Fraction(1, 10**300))
@@ -134,7 +125,7 @@ def test_binary_scores_equal_exact_mcnemar(seed):
 
 
 @pytest.mark.parametrize("method", ("auto", "dp", "fft", "monte_carlo"))
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 def test_no_entries_or_all_ties_give_p_one(method, alternative):
     for x, y in (([], []), ([3, 1, 4], [3, 1, 4])):
         r = pairperm.permutation_test(x, y, alternative=alternative, method=method, n_resamples=50, rng=0)
@@ -237,3 +228,28 @@ def test_huge_spread_finishes_quickly_in_a_subprocess():
             "x, y = rng.integers(-10**5, 10**5, (2, 10**4)); print(pairperm.permutation_test(x, y, rng=0).engine)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "saddlepoint_is"
+
+
+def test_unaffordable_exact_fallback_reports_a_flagged_upper_bound(monkeypatch):
+    a, b = separated_f1_data()
+    exact = pairperm.f1_test(a, b, method="dp").pvalue
+    monkeypatch.setattr(_runner, "DP_BUDGET", 0.0)
+    with pytest.warns(pairperm.PrecisionWarning, match="upper bound|p <="):
+        r = pairperm.f1_test(a, b)
+    assert r.pvalue_is_bound and r.pvalue == _runner.FFT_NOISE_FLOOR >= exact
+    assert "pvalue_is_bound=True" in repr(r)
+
+
+def test_huge_unrelated_effects_fall_back_to_exact_enumeration():
+    x = [10**15, 3 * 10**14 + 1, -7 * 10**13 + 3, 5]
+    y = [0, 0, 0, 2]
+    d = [a - b for a, b in zip(x, y)]
+    for alt in ("two-sided", "greater", "less"):
+        r = pairperm.permutation_test(x, y, alternative=alt)
+        assert r.pvalue == float(brute_force_pvalue(d, [-v for v in d], alt))
+        s = pairperm.structured_test(d, [1 - v for v in d], alternative=alt)
+        assert s.pvalue == float(brute_force_pvalue(d, [1 - v for v in d], alt))
+    # Too many varying entries for a listing, and differences beyond float64's exact integers
+    # for the meet in the middle: the clear error stays.
+    with pytest.raises(pairperm.SupportTooLargeError, match="method='monte_carlo'"):
+        pairperm.permutation_test([2**55, 3 * 2**53 + 1] + [1] * 30, [0, 0] + [2] * 30)

@@ -32,6 +32,12 @@ void bind_tests(py::module_& m) {
         },
         py::arg("summary"), py::arg("alternative"));
     m.def(
+        "grouped_pvalue_is_affordable",
+        [](const EffectSummary& s) { return grouped_pvalue_is_affordable(s); }, py::arg("summary"),
+        "Whether grouped_pvalue stays within grouped_max_window and grouped_max_work.");
+    m.attr("grouped_max_window") = grouped_max_window;
+    m.attr("grouped_max_work") = grouped_max_work;
+    m.def(
         "band_pvalue",
         [](const EffectSummary& s, const std::string& alternative, double max_work) {
             const Alternative alt = parse_alternative(alternative);

@@ -49,6 +49,10 @@ PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n,
         const EffectSummary s = summarize_paired(x, y, n);
         r.observed = s.observed;
         r.n_varying = s.n_varying;
+        if (!grouped_pvalue_is_affordable(s)) {
+            r.status = 1;  // the caller's single-pair route picks another engine
+            return r;
+        }
         const PValue pv = grouped_pvalue(s, alternative);
         r.pvalue = pv.pvalue;
         r.log_pvalue = pv.log_pvalue;

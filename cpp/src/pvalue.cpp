@@ -136,6 +136,14 @@ double log_upper_tail(const EffectSummary& summary, std::int64_t s) {
     return log_upper_tail_any(law, ceil_div(s - law.lo_sum, law.gcd));
 }
 
+bool grouped_pvalue_is_affordable(const EffectSummary& summary) {
+    const detail::ReducedLaw law = detail::reduce(summary);
+    constexpr double log_alias = -92.1034037197618;  // log(1e-40), the tilted window's level
+    const double window = 2.0 * detail::hoeffding_halfwidth(law.variance_range, log_alias) + 1.0;
+    const double groups = std::max<double>(1.0, static_cast<double>(law.groups.size()));
+    return window <= grouped_max_window && window / 2.0 * groups <= grouped_max_work;
+}
+
 PValue grouped_pvalue(const EffectSummary& summary, Alternative alternative) {
     const std::int64_t t2 = 2 * summary.observed, mu2 = summary.twice_mean;
     double log_p = 0.0;

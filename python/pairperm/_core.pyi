@@ -121,3 +121,8 @@ def batch_grouped_pvalues(
     scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64],
            npt.NDArray[np.int64]]: ...
+
+# What grouped_pvalue takes on unasked (cpp/include/pairperm/pvalue.hpp)
+grouped_max_window: float
+grouped_max_work: float
+def grouped_pvalue_is_affordable(summary: EffectSummary) -> bool: ...

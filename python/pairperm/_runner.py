@@ -34,11 +34,6 @@ DP_BUDGET = 4e9
 DP_LIMIT = 1e12
 # Up to this many varying entries the 2^n states are simply listed (64 MiB of int64 sums).
 ENUMERATE_MAX = 22
-# The grouped engine's tilted window (entries) and its work (groups x frequencies) that
-# `method="auto"` takes on without being asked: ~0.1 GB and ~1 s (measured ~5 ns per
-# group and frequency). Beyond that auto routes elsewhere instead of running for minutes.
-AUTO_MAX_WINDOW = 1 << 23
-AUTO_MAX_WORK = 2e8
 # Small inputs with many distinct differences (Wilcoxon's ranks: one group per entry) defeat
 # the grouped engine's frequency filter, while the DP is tiny: measured 0.04 ms (DP) vs 3.2 ms
 # (grouped) at N = 50 distinct ranks, 4.8 ms vs 75 ms at N = 200. Below this DP cost, with
@@ -224,13 +219,7 @@ def _dp_is_cheaper(effects: LocalEffects) -> bool:
 
 
 def _tilted_is_affordable(effects: LocalEffects) -> bool:
-    """Cost model of the grouped engine's tilted tail: its window and its work."""
-    if not effects.one_d:
-        return False
-    groups, _ = _reduced_groups(effects)
-    variance = float(sum(c * k * k for k, c in groups))
-    window = 2.0 * _hoeffding_halfwidth(variance, math.log(1e-40)) + 1.0
-    return window <= AUTO_MAX_WINDOW and window / 2.0 * max(1, len(groups)) <= AUTO_MAX_WORK
+    return effects.one_d and bool(_core.grouped_pvalue_is_affordable(effects.summary))
 
 
 def _distribution_is_affordable(effects: LocalEffects) -> bool:
@@ -239,12 +228,12 @@ def _distribution_is_affordable(effects: LocalEffects) -> bool:
         groups, _ = _reduced_groups(effects)
         variance = float(sum(c * k * k for k, c in groups))
         window = min(2.0 * _hoeffding_halfwidth(variance, math.log(1e-320)) + 1.0, float(effects.summary.k_sum) + 1)
-        return window <= AUTO_MAX_WINDOW and window / 2.0 * max(1, len(groups)) <= AUTO_MAX_WORK
+        return window <= _core.grouped_max_window and window / 2.0 * max(1, len(groups)) <= _core.grouped_max_work
     box = 1.0
     for j, width in enumerate(effects.span()):
         variance = float(sum(c * float(d[j]) ** 2 for d, c in effects.summary.groups))
         box *= min(float(width), 2.0 * _hoeffding_halfwidth(variance, math.log(1e-40)) + 1.0)
-    return box <= AUTO_MAX_WINDOW
+    return box <= _core.grouped_max_window
 
 
 def enumerate_states(effects: LocalEffects) -> np.ndarray:

@@ -33,4 +33,15 @@ double log_upper_tail(const EffectSummary& summary, std::int64_t s);
 // The p-value from the grouped engine, using that S is symmetric about its mean.
 PValue grouped_pvalue(const EffectSummary& summary, Alternative alternative);
 
+// What grouped_pvalue takes on when nobody asked for more: its tilted window (entries) and
+// its work (groups x evaluated frequencies, ~5 ns each) stay below these, ~0.1 GB and ~1 s.
+// Widely spread differences (scores in the tens of thousands) exceed them; callers then
+// route elsewhere instead of running for minutes.
+inline constexpr double grouped_max_window = 8388608.0;  // 2^23
+inline constexpr double grouped_max_work = 2e8;
+
+// Whether grouped_pvalue on this summary stays within the limits above (worst-case
+// estimate from the Hoeffding window of the tilted law, no work done).
+bool grouped_pvalue_is_affordable(const EffectSummary& summary);
+
 }  // namespace pairperm
