@@ -151,6 +151,26 @@ class SystemsComparison:
     alpha : float
     baseline : str or None
         Set when every system was compared against this one only.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> res = pairperm.compare_systems({"A": [5, 7, 9, 4, 8, 6, 9, 8], "B": [4, 7, 6, 4, 5, 6, 5, 6],
+    ...                                 "C": [5, 8, 9, 4, 8, 7, 9, 8]}, metric="sum")
+    >>> res.names, res.metric_values
+    (('A', 'B', 'C'), (56, 43, 58))
+    >>> row = res.rows[2]
+    >>> print(row.system_a, row.system_b, f"{row.pvalue:.6g} {row.pvalue_adjusted:.6g}", row.significant)
+    B C 0.015625 0.046875 True
+    >>> for line in res.to_markdown().splitlines()[:5]:
+    ...     print(line)
+    | | system | sum |
+    |---|---|---:|
+    | a | A | 56 |
+    | b | B | 43 |
+    | c | C | **58**<sup>b</sup> |
+    >>> pairperm.SystemsComparison.from_json(res.to_json()) == res
+    True
     """
 
     names: tuple
@@ -359,7 +379,7 @@ class SystemsComparison:
         # p < the next double above alpha.
         ax = plot_pvalue_matrix(self.pvalue_matrix(adjusted), self.names, alpha=float(np.nextafter(level, 1.0)),
                                 ax=ax)
-        kind = _ADJUSTED_NAMES.get(self.correction) if adjusted else None
+        kind = _ADJUSTED_NAMES.get(self.correction or "") if adjusted else None
         ax.set_title(f"pairwise p-values (* {kind + ' ' if kind else ''}p <= {level:g})")
         return ax
 
@@ -679,6 +699,25 @@ def compare_systems(
     Returns
     -------
     SystemsComparison
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> scores = {"A": [5, 7, 9, 4, 8, 6, 9, 8],      # correct tokens per sentence
+    ...           "B": [4, 7, 6, 4, 5, 6, 5, 6],
+    ...           "C": [5, 8, 9, 4, 8, 7, 9, 8]}
+    >>> res = pairperm.compare_systems(scores, metric="sum")
+    >>> res
+    SystemsComparison(metric='sum', systems=3, pairs=3, alternative='two-sided', correction='holm', alpha=0.05)
+      system_a  system_b    metric_a    metric_b    statistic      pvalue    adjusted  sig  test
+      A         B                 56          43           13      0.0625       0.125       permutation_test
+      A         C                 56          58           -2         0.5         0.5       permutation_test
+      B         C                 43          58          -15     0.01563     0.04688   *   permutation_test
+    >>> res.wins()
+    {'A': [], 'B': [], 'C': ['B']}
+    >>> b = pairperm.compare_systems(scores, metric="sum", baseline="B", correction=None)
+    >>> [(r.system_a, r.system_b, f"{r.pvalue:.6g}") for r in b.rows]
+    [('A', 'B', '0.0625'), ('C', 'B', '0.015625')]
     """
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
                                                           n_jobs, executor, options)
