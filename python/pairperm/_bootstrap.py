@@ -213,6 +213,25 @@ def bootstrap_test(
     Returns
     -------
     BootstrapTestResult
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [0.71, 0.64, 0.88, 0.52, 0.90]        # per-entry scores of A and B
+    >>> b = [0.69, 0.61, 0.80, 0.55, 0.85]
+    >>> r = pairperm.bootstrap_test(a, b, n_resamples=2000, rng=0)
+    >>> print(f"{r.statistic:.2f} {r.metric_a:.2f} {r.metric_b:.2f}", r.metric, r.n_resamples)
+    0.03 0.73 0.70 mean 2000
+    >>> r.pvalue == (1 + r.hits) / (1 + r.n_resamples), r.bootstrap_distribution.shape
+    (True, (2000,))
+
+    Micro F1 from per-entry (tp, fp, fn):
+
+    >>> tp_fp_fn_a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]
+    >>> tp_fp_fn_b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]
+    >>> r = pairperm.bootstrap_test(tp_fp_fn_a, tp_fp_fn_b, metric="f1", n_resamples=500, rng=0)
+    >>> print(f"{r.metric_a:.4f} {r.metric_b:.4f}")    # 2*15 / (2*15 + 4 + 2), 2*12 / (2*12 + 3 + 5)
+    0.8333 0.7500
     """
     func = "bootstrap_test"
     xa, ya, name, fn, opts = _bootstrap_test_iv(x, y, metric, n_resamples, rng, alternative, confidence_level, beta,

@@ -72,6 +72,16 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
         Per-entry correctness of systems A and B.
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that A is right more often than B.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> correct_a = [1, 1, 1, 1, 0, 1]
+    >>> correct_b = [0, 0, 1, 0, 0, 1]
+    >>> pairperm.mcnemar_test(correct_a, correct_b)     # 3 discordant entries, all for A
+    McNemarResult(statistic=3, pvalue=0.25, alternative='two-sided', n_a_only=3, n_b_only=0)
+    >>> print(f'{pairperm.mcnemar_test(correct_a, correct_b, alternative="greater").pvalue:.6g}')   # 2**-3
+    0.125
     """
     func = "mcnemar_test"
     check_alternative(alternative, func)
@@ -102,6 +112,13 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     x, y : array_like of float, shape (N,)
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that x tends to exceed y.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.sign_test([3.1, 4.0, 5.2, 6.3, 2.2], [1.0, 1.5, 1.2, 6.3, 2.0])
+    >>> r
+    SignTestResult(statistic=4, pvalue=0.125, alternative='two-sided', n_positive=4, n_negative=0, n_zero=1)
     """
     func = "sign_test"
     check_alternative(alternative, func)
@@ -262,6 +279,21 @@ def wilcoxon_test(
     SupportTooLargeError
         If the route chosen would be infeasible (``method="exact"`` on widely spread
         ranks, or "auto" with too many frequencies to evaluate); use "monte_carlo".
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> ppl_a = [31.2, 28.4, 40.1, 25.0, 33.3, 29.9]    # per-sentence perplexities
+    >>> ppl_b = [30.1, 29.0, 36.2, 24.1, 30.0, 27.5]
+    >>> r = pairperm.wilcoxon_test(ppl_a, ppl_b)
+    >>> print(r.method, r.r_plus, r.r_minus, f"{r.pvalue:.6g}")     # 2 x 2 of the 2^6 sign patterns
+    exact 20.0 1.0 0.0625
+
+    Ties and zeros stay exact (scipy would switch to the normal approximation):
+
+    >>> r = pairperm.wilcoxon_test([1, 2, 2, 0, -1, 3, 2], zero_method="zsplit")
+    >>> print(r.method, f"{r.pvalue:.6g}", r.r_plus, r.r_minus)   # 12 of the 2^7 sign flips
+    exact 0.09375 25.0 3.0
     """
     func = "wilcoxon_test"
     xa, ya, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs)

@@ -177,6 +177,17 @@ def compare(
     -------
     CompareResult
         ``test`` names the function that ran, ``reason`` says why.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> c = pairperm.compare([1, 1, 0, 1, 1, 1], [0, 1, 0, 0, 1, 0], metric="accuracy")
+    >>> print(c.test, f"{c.pvalue:.6g}")
+    mcnemar_test 0.25
+    >>> print(c.reason)
+    binary per-entry outcomes: exact McNemar test (identical to the exact permutation test on 0/1 scores)
+    >>> pairperm.compare([31.2, 28.4, 40.1, 25.0], [30.1, 29.0, 36.2, 24.1], metric="perplexity").test
+    'wilcoxon_test'
     """
     func = "compare"
     check_alternative(alternative, func)

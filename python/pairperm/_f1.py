@@ -263,16 +263,56 @@ def recall_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-s
                        n_jobs)
 
 
+_F1_EXAMPLES = """
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]   # (tp, fp, fn) per entry, system A
+    >>> b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]   # system B, same gold counts
+    >>> r = pairperm.f1_test(a, b)                  # F1: 30/36 against 24/32
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}")
+    0.083333 0.125
+    >>> r.null_distribution.pmf.ndim                # the reduced state (TP_A, FP_A)
+    2
+
+    The reference implementation's (tp, errors) columns:
+
+    >>> r = pairperm.f1_test([[3, 1], [2, 1], [4, 2]], [[2, 2], [2, 2], [3, 3]], alternative="greater")
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}")
+    0.151515 0.125
+"""
+_PRECISION_EXAMPLES = """
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]   # (tp, fp, fn) per entry, system A
+    >>> b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]   # system B
+    >>> r = pairperm.precision_test(a, b)           # precision: 15/19 against 12/15
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}")
+    -0.010526 1
+"""
+_RECALL_EXAMPLES = """
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]   # (tp, fp, fn) per entry, system A
+    >>> b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]   # system B
+    >>> r = pairperm.recall_test(a, b, alternative="greater")        # recall: 15/17 against 12/17
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}", r.null_distribution.pmf.ndim)
+    0.176471 0.125 1
+"""
+
+
 f1_test.__doc__ = (
     """Exact paired-permutation test for the difference in (micro) F-beta scores, F_A - F_B.
 
     F-beta = (1 + beta^2) TP / ((1 + beta^2) TP + beta^2 FN + FP); with (N, 2) inputs
     F1 = TP / (TP + errors / 2) as in the reference implementation. The state reduces to
-    two dimensions (TP_A, FP_A).
-
-    beta : float >= 0, a small exact binary fraction (1, 2, 0.5, ...); (N, 3) inputs for beta != 1.
+    two dimensions (TP_A, FP_A). ``beta`` (float >= 0) must be a small exact binary
+    fraction (1, 2, 0.5, ...), with (N, 3) inputs when it is not 1.
 """
     + _DOC_COMMON
+    + _F1_EXAMPLES
 )
 precision_test.__doc__ = (
     """Exact paired-permutation test for the difference in micro precision TP / (TP + FP).
@@ -280,6 +320,7 @@ precision_test.__doc__ = (
     Needs (N, 3) inputs; the state reduces to two dimensions (TP_A, FP_A).
 """
     + _DOC_COMMON
+    + _PRECISION_EXAMPLES
 )
 recall_test.__doc__ = (
     """Exact paired-permutation test for the difference in micro recall TP / (TP + FN).
@@ -289,6 +330,7 @@ recall_test.__doc__ = (
     down to 1e-300 (exponential tilting).
 """
     + _DOC_COMMON
+    + _RECALL_EXAMPLES
 )
 
 

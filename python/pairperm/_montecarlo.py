@@ -86,6 +86,23 @@ def monte_carlo_test(
     -------
     MonteCarloTestResult
         ``pvalue = (1 + hits) / (1 + n_resamples)`` as in ``scipy.stats.permutation_test``.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> stay, swap = [2, -1, 3, 0, 1], [-2, 1, -3, 0, -1]
+    >>> r = pairperm.monte_carlo_test(stay, swap, n_resamples=10_000, rng=1)
+    >>> r.statistic, r.n_resamples, r.pvalue == (1 + r.hits) / (1 + r.n_resamples)
+    (5, 10000, True)
+    >>> exact = pairperm.structured_test(stay, swap).pvalue     # 12 of the 32 swaps
+    >>> print(exact, r.pvalue_ci[0] <= exact <= r.pvalue_ci[1])
+    0.375 True
+
+    With ``alpha``, sampling stops once the interval excludes it:
+
+    >>> r = pairperm.monte_carlo_test(stay, swap, n_resamples=1_000_000, rng=1, alpha=0.05)
+    >>> r.stopped_early, r.n_resamples < 1_000_000
+    (True, True)
     """
     effects, stat, mc = _monte_carlo_test_iv(stay, swap, statistic, n_resamples, rng, alternative, alpha,
                                              confidence_level, rtol, n_jobs)

@@ -100,6 +100,26 @@ def structured_test(
     PermutationTestResult
         ``statistic`` is ``s_obs`` (int) or ``h_obs``; ``null_distribution`` is the
         distribution of S (a MultiDistribution for m-D).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> stay, swap = [3, 5, 1, 2, 4], [1, 0, 1, 6, 0]
+    >>> pairperm.structured_test(stay, swap)        # S itself, s_obs = 15, E[S] = 11.5
+    PermutationTestResult(statistic=15, pvalue=0.5, method='auto', engine='dp', alternative='two-sided')
+
+    A vectorised statistic of S (here S squared):
+
+    >>> r = pairperm.structured_test(stay, swap, lambda s: s**2, alternative="greater")
+    >>> print(r.statistic, f"{r.pvalue:.12g}")
+    225 0.25
+
+    m-dimensional effects, with a statistic of each row of S:
+
+    >>> r = pairperm.structured_test([[1, 0], [2, 1], [1, 1]], [[0, 1], [1, 1], [0, 0]],
+    ...                              lambda s: s[:, 0] - s[:, 1])
+    >>> print(r.null_distribution.pmf.ndim, f"{r.pvalue:.12g}")    # only h = 2 is as extreme
+    2 0.25
     """
     effects, stat, mc = _structured_test_iv(stay, swap, statistic, alternative, method, rtol, n_resamples, rng,
                                             n_jobs)

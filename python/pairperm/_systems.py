@@ -51,6 +51,9 @@ _LOWER_IS_BETTER = ("perplexity",)
 _PROGRESS_AFTER = 2.0
 # Local batch calls aim at about this much work each, so that progress can be reported.
 _BATCH_CALL_SECONDS = 0.25
+# How the plot's title names adjusted p-values.
+_ADJUSTED_NAMES = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "fdr_bh": "BH-adjusted",
+                   "fdr_by": "BY-adjusted"}
 
 
 class SystemPair(NamedTuple):
@@ -148,6 +151,26 @@ class SystemsComparison:
     alpha : float
     baseline : str or None
         Set when every system was compared against this one only.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> res = pairperm.compare_systems({"A": [5, 7, 9, 4, 8, 6, 9, 8], "B": [4, 7, 6, 4, 5, 6, 5, 6],
+    ...                                 "C": [5, 8, 9, 4, 8, 7, 9, 8]}, metric="sum")
+    >>> res.names, res.metric_values
+    (('A', 'B', 'C'), (56, 43, 58))
+    >>> row = res.rows[2]
+    >>> print(row.system_a, row.system_b, f"{row.pvalue:.6g} {row.pvalue_adjusted:.6g}", row.significant)
+    B C 0.015625 0.046875 True
+    >>> for line in res.to_markdown().splitlines()[:5]:
+    ...     print(line)
+    | | system | sum |
+    |---|---|---:|
+    | a | A | 56 |
+    | b | B | 43 |
+    | c | C | **58**<sup>b</sup> |
+    >>> pairperm.SystemsComparison.from_json(res.to_json()) == res
+    True
     """
 
     names: tuple
@@ -317,6 +340,48 @@ class SystemsComparison:
                 f"{'*' if r.significant else ' ':^3}  {r.test}"
             )
         return "\n".join(lines)
+
+    def plot(self, ax: Any = None, adjusted: bool = True, alpha: Optional[float] = None) -> Any:
+        """Draw :meth:`pvalue_matrix` with :func:`pairperm.plot_pvalue_matrix` (needs matplotlib).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw into; a new figure is made when None.
+        adjusted : bool
+            Show the adjusted p-values (default) or the raw ones.
+        alpha : float, optional
+            Cells with ``p <= alpha`` get a ``*``, the rule of the ``significant`` column;
+            default: the comparison's ``alpha``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import pairperm
+        >>> scores = {"A": [5, 7, 9, 4, 8, 6, 9, 8], "B": [4, 7, 6, 4, 5, 6, 5, 6],
+        ...           "C": [5, 8, 9, 4, 8, 7, 9, 8]}
+        >>> res = pairperm.compare_systems(scores, metric="sum")
+        >>> ax = res.plot()
+        >>> sorted(t.get_text() for t in ax.texts)
+        ['0.047*', '0.047*', '0.12', '0.12', '0.5', '0.5']
+        >>> ax.get_title()
+        'pairwise p-values (* Holm-adjusted p <= 0.05)'
+        """
+        from ._plot import plot_pvalue_matrix
+
+        level = self.alpha if alpha is None else float(alpha)
+        if not 0 < level < 1:
+            raise ValueError(f"SystemsComparison.plot: alpha must be in (0, 1); got {alpha!r}")
+        # plot_pvalue_matrix marks p < alpha; significance here is p <= alpha, which is
+        # p < the next double above alpha.
+        ax = plot_pvalue_matrix(self.pvalue_matrix(adjusted), self.names, alpha=float(np.nextafter(level, 1.0)),
+                                ax=ax)
+        kind = _ADJUSTED_NAMES.get(self.correction or "") if adjusted else None
+        ax.set_title(f"pairwise p-values (* {kind + ' ' if kind else ''}p <= {level:g})")
+        return ax
 
     def __repr__(self) -> str:
         return self.to_table(max_rows=20)
@@ -634,6 +699,25 @@ def compare_systems(
     Returns
     -------
     SystemsComparison
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> scores = {"A": [5, 7, 9, 4, 8, 6, 9, 8],      # correct tokens per sentence
+    ...           "B": [4, 7, 6, 4, 5, 6, 5, 6],
+    ...           "C": [5, 8, 9, 4, 8, 7, 9, 8]}
+    >>> res = pairperm.compare_systems(scores, metric="sum")
+    >>> res
+    SystemsComparison(metric='sum', systems=3, pairs=3, alternative='two-sided', correction='holm', alpha=0.05)
+      system_a  system_b    metric_a    metric_b    statistic      pvalue    adjusted  sig  test
+      A         B                 56          43           13      0.0625       0.125       permutation_test
+      A         C                 56          58           -2         0.5         0.5       permutation_test
+      B         C                 43          58          -15     0.01563     0.04688   *   permutation_test
+    >>> res.wins()
+    {'A': [], 'B': [], 'C': ['B']}
+    >>> b = pairperm.compare_systems(scores, metric="sum", baseline="B", correction=None)
+    >>> [(r.system_a, r.system_b, f"{r.pvalue:.6g}") for r in b.rows]
+    [('A', 'B', '0.0625'), ('C', 'B', '0.015625')]
     """
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
                                                           n_jobs, executor, options)
