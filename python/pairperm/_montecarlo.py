@@ -6,11 +6,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ._effects import LocalEffects
 from ._results import MonteCarloTestResult
 from ._runner import monte_carlo_options, run
-from ._statistics import statistic_for
-from ._validation import N_RESAMPLES, Alternative, ArrayLike, check_alternative, check_rtol, check_statistic
+from ._structured import read_effects_and_statistic
+from ._validation import N_RESAMPLES, Alternative, ArrayLike, check_alternative
 
 __all__ = ["monte_carlo_test"]
 
@@ -19,14 +18,9 @@ def _monte_carlo_test_iv(stay: Any, swap: Any, statistic: Any, n_resamples: Any,
                          alpha: Any, confidence_level: Any, rtol: Any, n_jobs: Any) -> tuple:
     func = "monte_carlo_test"
     check_alternative(alternative, func)
-    check_statistic(statistic, func)
-    rtol = check_rtol(rtol, func)
-    mc = monte_carlo_options(n_resamples, rng, n_jobs, func, alpha=alpha,
-                             confidence_level=confidence_level)
-    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
-    if statistic is None and not effects.one_d:
-        raise ValueError(f"{func}: statistic=None needs 1-D stay/swap; pass a statistic for shape {effects.stay.shape}")
-    return effects, statistic_for(effects, statistic, rtol, func), mc
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func, alpha=alpha, confidence_level=confidence_level)
+    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func)
+    return effects, stat, mc
 
 
 def monte_carlo_test(

@@ -309,3 +309,23 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
     ax.set_yticklabels(names)
     ax.set_title(f"pairwise p-values (* p < {alpha:g})")
     return ax
+
+
+def save_figure(draw: Any, path: Any, notice: Any) -> None:
+    """Draw with ``draw()`` (which returns the Axes) on the file-only Agg backend, write the
+    figure to `path` and print where it went to the stream `notice` (the command line's --plot)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError('--plot needs matplotlib: pip install "pairperm[plot]"') from None
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    ax = draw()
+    try:
+        ax.figure.savefig(path, bbox_inches="tight", dpi=120)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot write the figure: {exc.strerror or exc}") from None
+    finally:
+        plt.close(ax.figure)
+    print(f"figure: {path}", file=notice)

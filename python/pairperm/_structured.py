@@ -30,16 +30,22 @@ def _structured_test_iv(stay: Any, swap: Any, statistic: Any, alternative: Any, 
     func = "structured_test"
     check_alternative(alternative, func)
     check_method(method, STRUCTURED_METHODS, func)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
+    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func)
+    if method == "fft" and not effects.one_d:
+        raise ValueError(f"{func}: method='fft' (Alg. 4) is for 1-D local effects; use 'auto' or 'dp' for m-D")
+    return effects, stat, mc
+
+
+def read_effects_and_statistic(stay: Any, swap: Any, statistic: Any, rtol: Any, func: str) -> tuple:
+    """Local effects (integer or real, 1-D or m-D) and the statistic kind for them."""
     check_statistic(statistic, func)
     rtol = check_rtol(rtol, func)
     effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
-    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     if statistic is None and not effects.one_d:
         raise ValueError(f"{func}: statistic=None (the sum S) needs 1-D local effects; for shape "
                          f"{effects.stay.shape} pass a vectorised callable statistic")
-    if method == "fft" and not effects.one_d:
-        raise ValueError(f"{func}: method='fft' (Alg. 4) is for 1-D local effects; use 'auto' or 'dp' for m-D")
-    return effects, statistic_for(effects, statistic, rtol, func), mc
+    return effects, statistic_for(effects, statistic, rtol, func)
 
 
 def structured_test(

@@ -116,18 +116,6 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
 def save_comparison_plot(res: SystemsComparison, path: Path) -> None:
     """Write :meth:`SystemsComparison.plot`'s figure; the notice goes to stderr, leaving stdout to
     the report (which may be JSON or CSV)."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise ValueError('--plot needs matplotlib: pip install "pairperm[plot]"') from None
-    matplotlib.use("Agg")  # files only: no display needed
-    import matplotlib.pyplot as plt
+    from ._plot import save_figure
 
-    ax = res.plot()
-    try:
-        ax.figure.savefig(path, bbox_inches="tight", dpi=120)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot write the figure: {exc.strerror or exc}") from None
-    finally:
-        plt.close(ax.figure)
-    print(f"figure: {path}", file=sys.stderr)
+    save_figure(res.plot, path, sys.stderr)
