@@ -30,6 +30,7 @@ from ._validation import (
     ArrayLike,
     as_int_array,
     check_alternative,
+    check_column_totals,
     check_method,
     check_same_length,
 )
@@ -77,8 +78,9 @@ def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
             f"{func}: x and y must have shape (N, 3) with per-entry (tp, fp, fn) counts or (N, 2) with "
             f"(tp, errors); got shape {a_arr.shape}"
         )
-    # Every column total of both systems below 2^61 (checked in the core): all sums below are exact int64.
-    _core.summarize_multi(a_arr, b_arr)
+    # Every column total below 2^61: all the sums below are exact in int64.
+    check_column_totals(a_arr, "x", func)
+    check_column_totals(b_arr, "y", func)
     cols = _COLUMNS[a_arr.shape[1]]
     for name, arr in (("x", a_arr), ("y", b_arr)):
         neg = arr < 0

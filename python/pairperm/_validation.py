@@ -231,3 +231,18 @@ def as_score_pair(x: Any, y: Any, func: str, *, ndim: int | tuple[int, ...] = 1,
             raise ValueError(f"{func}: {name} holds integers of 2**53 or more next to real-valued scores; "
                              "they cannot be compared exactly in float64")
     return xa.astype(np.float64), ya.astype(np.float64)
+
+
+def check_column_totals(arr: np.ndarray, name: str, func: str) -> None:
+    """Every column's sum of magnitudes below 2**61, so that int64 totals cannot wrap."""
+    if not arr.size:
+        return
+    mags = np.abs(arr.reshape(arr.shape[0], -1))
+    # Cheap bound first; exact Python-int totals only when it is not conclusive.
+    if int(mags.max()) * arr.shape[0] < _MAX_ABS:
+        return
+    totals = mags.sum(axis=0, dtype=object)
+    bad = [j for j, t in enumerate(totals) if t >= _MAX_ABS]
+    if bad:
+        raise ValueError(f"{func}: the column {bad[0]} of {name} sums to {totals[bad[0]]}, beyond 2^61; "
+                         "the exact tests need totals below 2**61")
