@@ -49,11 +49,13 @@ def _sign_flip_effects(effect: np.ndarray) -> LocalEffects:
     return LocalEffects.from_arrays(effect, -effect)
 
 
+# Signs and 0/1 differences always fit the grouped engine: nothing is ever sampled for them.
+_NEVER_SAMPLED = monte_carlo_options(N_RESAMPLES, None, None, "sign_test")
+
+
 def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[float, float]:
     effects = _sign_flip_effects(effect)
-    # Signs and 0/1 differences always fit the grouped engine: nothing is ever sampled here.
-    r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func,
-            mc=monte_carlo_options(N_RESAMPLES, None, None, func))
+    r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func, mc=_NEVER_SAMPLED)
     return r.pvalue, r.log_pvalue
 
 
