@@ -159,3 +159,29 @@ def test_bootstrap_f1_options_validated(kw):
 def test_mcnemar_hint_fits_mcnemar():
     with pytest.raises(ValueError, match="mcnemar_test takes 0/1 correctness"):
         pairperm.mcnemar_test([0.5], [1])
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: pairperm.permutation_test(a, b),
+    lambda a, b: pairperm.compare(a, b, "accuracy"),
+    lambda a, b: pairperm.wilcoxon_test(a, b),
+    lambda a, b: pairperm.sign_test(a, b),
+    lambda a, b: pairperm.bootstrap_test(a, b, n_resamples=10, rng=0),
+    lambda a, b: pairperm.structured_test(a, b),
+])
+def test_pandas_pairs_with_different_indexes_are_refused(call):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    a = pd.Series(rng.integers(0, 10, 50))
+    b = pd.Series(rng.integers(0, 10, 50))
+    call(a, b)  # aligned: fine
+    with pytest.raises(ValueError, match="different indexes"):
+        call(a, b.sample(frac=1, random_state=1))
+
+
+def test_f1_dataframes_with_different_indexes_are_refused():
+    pd = pytest.importorskip("pandas")
+    a = pd.DataFrame({"tp": [1, 2, 0], "fp": [0, 1, 1], "fn": [1, 0, 2]})
+    b = pd.DataFrame({"tp": [0, 2, 1], "fp": [1, 0, 1], "fn": [2, 0, 1]}, index=[2, 1, 0])
+    with pytest.raises(ValueError, match="different indexes"):
+        pairperm.f1_test(a, b)

@@ -25,6 +25,7 @@ from ._validation import (
     apply_vectorised,
     as_real_array,
     check_alternative,
+    check_paired_index,
     check_same_length,
 )
 
@@ -117,6 +118,7 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
             f"{func}: n_resamples={opts.n_resamples} would keep {8 * opts.n_resamples / 2**30:.1f} GiB of resampled "
             f"deltas (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
         )
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
     ya = as_real_array(y, "y", func, ndim=(1, 2, 3))
     n = check_same_length(xa, ya, "x", "y", func)

@@ -27,6 +27,7 @@ from ._validation import (
     as_real_array,
     check_alternative,
     check_method,
+    check_paired_index,
     check_same_length,
 )
 
@@ -88,6 +89,7 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     func = "mcnemar_test"
     check_alternative(alternative, func)
     hint = "mcnemar_test takes 0/1 correctness per entry"
+    check_paired_index(x, y, ("x", "y"), func)
     a = as_int_array(x, "x", func, hint=hint)
     b = as_int_array(y, "y", func, hint=hint)
     check_same_length(a, b, "x", "y", func)
@@ -124,6 +126,7 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     """
     func = "sign_test"
     check_alternative(alternative, func)
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func)
     ya = as_real_array(y, "y", func)
     check_same_length(xa, ya, "x", "y", func)
@@ -171,6 +174,7 @@ def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method
         raise ValueError(f"{func}: zero_method must be one of {', '.join(map(repr, ZERO_METHODS))}; got {zero_method!r}")
     check_method(method, WILCOXON_METHODS, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func)
     ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func)
     check_same_length(xa, ya, "x", "y", func)

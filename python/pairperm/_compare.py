@@ -13,7 +13,15 @@ import numpy as np
 
 from . import _bootstrap, _classic, _f1, _montecarlo, _permutation
 from ._results import CompareResult
-from ._validation import N_RESAMPLES, Alternative, ArrayLike, as_int_array, check_alternative, check_same_length
+from ._validation import (
+    N_RESAMPLES,
+    Alternative,
+    ArrayLike,
+    as_int_array,
+    check_alternative,
+    check_paired_index,
+    check_same_length,
+)
 
 __all__ = ["compare", "METRICS"]
 
@@ -81,6 +89,7 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     func = "compare"
     _only_auto(method, f"metric={metric!r} (Monte Carlo permutation)")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_int_array(x, "x", func, ndim=(2, 3), hint=hint)
     ya = as_int_array(y, "y", func, ndim=(2, 3), hint=hint)
     check_same_length(xa, ya, "x", "y", func)

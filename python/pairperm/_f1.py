@@ -32,6 +32,7 @@ from ._validation import (
     check_alternative,
     check_column_totals,
     check_method,
+    check_paired_index,
     check_same_length,
 )
 
@@ -70,6 +71,7 @@ def _by_column_name(values: Any, name: str, func: str) -> Any:
 
 
 def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
+    check_paired_index(a, b, ("x", "y"), func)
     a_arr = as_int_array(_by_column_name(a, "x", func), "x", func, ndim=2, hint="counts must be non-negative integers")
     b_arr = as_int_array(_by_column_name(b, "y", func), "y", func, ndim=2, hint="counts must be non-negative integers")
     check_same_length(a_arr, b_arr, "x", "y", func)
