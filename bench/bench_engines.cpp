@@ -1,5 +1,4 @@
-// Google Benchmark microbenchmarks of the C++ core on the papers' experiment data
-// (SPEC §6). Inputs are generated once per size, outside the timed region.
+// Google Benchmark microbenchmarks of the C++ core on the papers' experiment data. Inputs are generated once per size, outside the timed region.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -94,42 +94,6 @@ def _write_benchmark_tables(app) -> None:
             target.write_text(block, encoding="utf-8")
 
 
-# Bridge until the docstrings themselves are edited: plain-text habits that reST misreads.
-# `|x|` (an absolute value) is a substitution reference in reST, and a simple-table
-# continuation line indented into the gap between two columns breaks the table.
-_ABS = re.compile(r"(?<![`|])\|([^|`\n]+)\|(?![`|_])")
-
-
-def _realign_simple_tables(lines: list) -> None:
-    """Indent a continuation line (blank first column) like the text above it in its column."""
-    border = re.compile(r"^(\s*)(=+)( +=+)+\s*$")
-    inside, starts = False, []
-    for i, line in enumerate(lines):
-        if border.match(line):
-            starts = [m.start() for m in re.finditer(r"=+", line)]
-            inside = True
-            continue
-        if not line.strip():
-            inside = False
-        if not inside or i == 0 or line[: starts[1]].strip():
-            continue
-        first = len(line) - len(line.lstrip())
-        col = max(c for c in starts if c <= first)
-        stop = next((c for c in starts if c > col), None)
-        above = lines[i - 1][col:stop]
-        shift = len(above) - len(above.lstrip()) - (first - col)
-        if above.strip() and shift > 0:
-            lines[i] = " " * shift + line
-
-
-def _docstring_fixes(app, what, name, obj, options, lines) -> None:
-    for i, line in enumerate(lines):
-        parts = line.split("``")  # even parts lie outside inline literals
-        lines[i] = "``".join(_ABS.sub(r"``|\1|``", p) if j % 2 == 0 else p for j, p in enumerate(parts))
-    _realign_simple_tables(lines)
-
-
 def setup(app):
-    app.connect("autodoc-process-docstring", _docstring_fixes)
     app.connect("builder-inited", _check_api_complete)
     app.connect("builder-inited", _write_benchmark_tables)

@@ -185,7 +185,7 @@ def swap_patterns(n: int):
 
 
 def rejects(value, observed, alternative: str, centre=0) -> bool:
-    """SPEC §1's rejection region for one null value, in exact arithmetic.
+    """The rejection region (ties count; two-sided about the mean) for one null value, in exact arithmetic.
 
     Two-sided compares distances from `centre` (the null mean for the sum statistic, 0 for a
     callable statistic, whose two-sided test is ``|h(S)| >= |h_obs|``)."""

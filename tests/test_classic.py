@@ -11,8 +11,7 @@ import scipy.stats
 
 import pairperm
 from pairperm._classic import doubled_midranks
-
-ALTS = ("two-sided", "greater", "less")
+from reference import ALTERNATIVES
 
 
 def exact_binomial_p(n_pos, n_neg, alternative):
@@ -25,7 +24,7 @@ def exact_binomial_p(n_pos, n_neg, alternative):
     return min(Fraction(1), 2 * tail(max(n_pos, n_neg))) if n_pos != n_neg else Fraction(1)
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 def test_mcnemar_matches_exact_binomial(alternative):
     rng = np.random.default_rng(0)
     for n in (0, 1, 5, 40, 300):
@@ -41,7 +40,7 @@ def test_mcnemar_matches_exact_binomial(alternative):
 def test_mcnemar_equals_permutation_test_on_binary_scores():
     rng = np.random.default_rng(1)
     a, b = rng.integers(0, 2, 500), rng.integers(0, 2, 500)
-    for alt in ALTS:
+    for alt in ALTERNATIVES:
         assert pairperm.mcnemar_test(a, b, alternative=alt).pvalue == pytest.approx(
             pairperm.permutation_test(a, b, alternative=alt).pvalue, rel=1e-12)
 
@@ -60,7 +59,7 @@ def test_mcnemar_rejects_non_binary():
         pairperm.mcnemar_test([0, 1], [0, 1, 1])
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 def test_sign_test_matches_exact_binomial(alternative):
     rng = np.random.default_rng(2)
     x = rng.normal(size=200).round(1)
@@ -80,7 +79,7 @@ def test_doubled_midranks():
     assert np.array_equal(doubled_midranks(v), (2 * scipy.stats.rankdata(v)).astype(int))
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("n", [1, 7, 25, 60])
 def test_wilcoxon_matches_scipy_exact_without_ties(alternative, n):
     rng = np.random.default_rng(n)
@@ -108,7 +107,7 @@ def brute_force_wilcoxon(d, zero_method, alternative):
 
 
 @pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 def test_wilcoxon_with_ties_and_zeros_is_exact(zero_method, alternative):
     rng = np.random.default_rng(3)
     for trial in range(4):
@@ -167,3 +166,9 @@ def test_wilcoxon_all_zero_and_bad_input():
         pairperm.wilcoxon_test([1.0, np.nan], [0.0, 0.0])
     with pytest.raises(ValueError, match="method"):
         pairperm.wilcoxon_test([1, 2], [2, 1], method="approx")
+
+
+def test_sign_test_mixed_int_and_float_compares_exactly():
+    r = pairperm.sign_test(np.array([2**60 + 1]), np.array([2.0**60]), alternative="greater")
+    assert r.n_positive == 1 and r.n_zero == 0
+    assert r.pvalue == 0.5

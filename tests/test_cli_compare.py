@@ -15,21 +15,13 @@ import pytest
 import pairperm
 from pairperm.cli import main
 from pairperm.datasets import ner_like, stanza_pos_like
-
-
-def mixed(a, b, n_systems, seed=1):
-    rng = np.random.default_rng(seed)
-    out = {}
-    for k in range(n_systems):
-        take = rng.random(len(a)) < k / (n_systems - 1)
-        out[f"sys{k}"] = np.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-    return out
+from synthetic import mixed
 
 
 @pytest.fixture(scope="module")
 def systems():
     x, y = stanza_pos_like(3_000, seed=8)
-    return mixed(x, y, 4)
+    return mixed(x, y, 4, prefix="sys")
 
 
 def one_per_line(tmp_path, systems, header=False):
@@ -99,7 +91,7 @@ def test_one_table_file_with_header_and_stdin(systems, capsys, monkeypatch):
 
 def test_f1_files_with_tp_fp_fn_columns(tmp_path, capsys):
     a, b = ner_like(300, seed=2)
-    systems = mixed(a, b, 3)
+    systems = mixed(a, b, 3, prefix="sys")
     paths = one_per_line(tmp_path, systems)
     code, out, _ = run(["compare", *paths, "--metric", "f1", "--format", "json"], capsys)
     assert code == 0

@@ -64,3 +64,22 @@ def test_unknown_metric_and_shapes():
     with pytest.raises(ValueError, match=r"\(N, 10\)"):
         pairperm.compare(np.ones((3, 9), int), np.ones((3, 9), int), "bleu")
     assert "CompareResult(" in repr(pairperm.compare([1, 2], [2, 1]))
+
+
+def test_compare_perplexity_greater_means_a_is_better():
+    rng = np.random.default_rng(0)
+    b = np.exp(rng.normal(3, 1, 200))
+    worse = b * np.exp(rng.normal(0.3, 0.2, 200))  # A clearly worse (higher perplexity)
+    better = b * np.exp(rng.normal(-0.3, 0.2, 200))
+    assert pairperm.compare(worse, b, metric="perplexity", alternative="greater").pvalue > 0.5
+    assert pairperm.compare(better, b, metric="perplexity", alternative="greater").pvalue < 1e-10
+    assert pairperm.compare(worse, b, metric="perplexity", alternative="less").pvalue < 1e-10
+
+
+@pytest.mark.parametrize("metric", ["f1", "precision", "recall"])
+def test_ratio_metrics_route_to_exact_tests(metric):
+    a, b = datasets.ner_like(300, seed=1)
+    r = pairperm.compare(a, b, metric)
+    test = getattr(pairperm, f"{metric}_test")
+    assert r.test == f"{metric}_test"
+    assert r.pvalue == test(a, b).pvalue

@@ -16,17 +16,8 @@ import pytest
 import pairperm
 from pairperm import _core, datasets
 from pairperm._systems import _pair_seed, multipletests
-from reference import exact_pvalue
-
-
-def mixed(a, b, n_systems, seed=1):
-    """Systems on the same entries: system k takes each entry from a with probability k/(n-1)."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for k in range(n_systems):
-        take = rng.random(len(a)) < k / (n_systems - 1)
-        out[f"s{k}"] = np.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-    return out
+from reference import exact_pvalue, sign_flip_pvalue
+from synthetic import mixed
 
 
 def assert_rows_equal_compare(res, systems, metric, alternative="two-sided", **options):
@@ -142,17 +133,6 @@ def test_seeded_runs_repeat_whatever_n_jobs(pos):
     assert g == pairperm.compare_systems(systems, "bleu", n_resamples=300, rng=np.random.default_rng(3))
 
 
-def brute_pvalue(d, alternative):
-    """Every sign pattern of the differences d, in exact integers."""
-    from fractions import Fraction
-
-    t = int(sum(int(v) for v in d))
-    sums = [sum(int(v) if keep else -int(v) for v, keep in zip(d, signs))
-            for signs in itertools.product((True, False), repeat=len(d))]
-    ok = {"greater": lambda s: s >= t, "less": lambda s: s <= t, "two-sided": lambda s: abs(s) >= abs(t)}[alternative]
-    return Fraction(sum(1 for s in sums if ok(s)), len(sums))
-
-
 def test_fallback_pairs_take_the_single_pair_path():
     # Huge unrelated |x - y| leave the grouped window infeasible; few entries vary, so
     # permutation_test enumerates them. The batch hands such pairs back to it.
@@ -163,12 +143,12 @@ def test_fallback_pairs_take_the_single_pair_path():
     for alternative in ("two-sided", "greater", "less"):
         res = pairperm.compare_systems(systems, alternative=alternative)
         assert_rows_equal_compare(res, systems, "accuracy", alternative)
-        assert res.rows[0].pvalue == float(brute_pvalue(x - y, alternative))
+        assert res.rows[0].pvalue == float(sign_flip_pvalue(x - y, alternative))
     _, _, _, _, status = _core.batch_grouped_pvalues(np.stack([x, y, z]), np.array([[0, 1], [1, 2]]), "two-sided")
     assert list(status) == [1, 0]
     # Too many varying entries to list: the core conditions on the two huge entries, in the
     # batch as in the single-pair path.
-    big = {"a": [10**15, 3 * 10**14 + 1] + [1] * 30, "b": [0, 0] + [2] * 30, "c": [0] * 32}
+    big = {"a": [2**55, 3 * 2**53 + 1] + [1] * 30, "b": [0, 0] + [2] * 30, "c": [0] * 32}
     assert_rows_equal_compare(pairperm.compare_systems(big), big, "accuracy")
 
 
@@ -375,7 +355,7 @@ def test_mapping_names_select_and_order(pos):
         ({"alpha": 1.5}, ValueError, r"alpha must be a number in \(0, 1\)"),
         ({"alternative": "bigger"}, ValueError, "alternative must be one of"),
         ({"metric": "rouge_l_sum"}, ValueError, "metric must be a callable or one of"),
-        ({"n_jobs": 0}, ValueError, "n_jobs must be None or a positive integer"),
+        ({"n_jobs": 0}, ValueError, r"n_jobs must be None \(all cores\) or an integer >= 1"),
         ({"executor": object()}, ValueError, "concurrent.futures.Executor"),
         ({"progress": "yes"}, ValueError, "progress must be"),
         ({"n_resample": 10}, TypeError, "unexpected option"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -143,3 +144,19 @@ def test_distribution_object_helpers():
     with pytest.raises(AttributeError):
         d.offset = 3  # frozen
     assert "Distribution(offset=" in repr(d)
+
+
+def test_distribution_cdf_sf_exact_above_2_53():
+    big = 2**55
+    d = pairperm.null_distribution([big + 1, big + 1], [big, big + 2])
+    assert d.offset == 2 * big + 1
+    assert d.cdf(2 * big) == 0.0
+    assert d.cdf(2 * big + 2) == pytest.approx(0.75)
+    assert d.cdf(2 * big + 3) == pytest.approx(1.0)
+    assert d.sf(2 * big + 2) == pytest.approx(0.25)
+    assert d.cdf(np.array([2 * big + 1, 2 * big + 9])).tolist() == pytest.approx([0.25, 1.0])
+    with pytest.raises(ValueError, match="NaN"):
+        d.cdf(float("nan"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert d.cdf(np.inf) == pytest.approx(1.0) and d.cdf(-np.inf) == 0.0

@@ -7,6 +7,7 @@ import pytest
 
 import pairperm
 from pairperm import _core
+from synthetic import separated_f1_data
 
 ENTRY_POINTS = [
     lambda a, b: pairperm.permutation_test(a, b),
@@ -118,13 +119,10 @@ def test_core_maps_cpp_exceptions():
         _core.convolve_dp(np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.int64))
     with pytest.raises(ValueError, match="two-sided"):
         _core.grouped_pvalue(_core.summarize(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)), "sideways")
-    # std::length_error (support limit) -> ValueError, std::bad_alloc -> MemoryError.
-    with pytest.raises(ValueError, match="limit"):
+    # pairperm::support_too_large -> SupportTooLargeError, a ValueError.
+    with pytest.raises(_core.SupportTooLargeError, match="limit") as info:
         _core.convolve_dp(np.array([2**40], dtype=np.int64), np.zeros(1, dtype=np.int64))
-    with pytest.raises(MemoryError):
-        _core._raise_for_test("bad_alloc")
-    with pytest.raises(ValueError):
-        _core._raise_for_test("invalid_argument")
+    assert isinstance(info.value, ValueError)
 
 
 def test_masked_entries_are_refused():
@@ -138,3 +136,52 @@ def test_masked_entries_are_refused():
 def test_n_resamples_beyond_exact_counting_is_refused():
     with pytest.raises(ValueError, match="n_resamples"):
         pairperm.monte_carlo_test([1], [0], n_resamples=2**70)
+
+
+@pytest.mark.parametrize("rtol", [-1, float("nan"), 1.5])
+def test_monte_carlo_rtol_is_validated(rtol):
+    with pytest.raises(ValueError, match="rtol"):
+        pairperm.monte_carlo_test([1, 2], [0, 0], lambda s: s * 1.0, rtol=rtol, rng=0)
+
+
+def test_monte_carlo_threads_validated():
+    with pytest.raises(ValueError, match="n_jobs"):
+        pairperm.monte_carlo_test([1, 2], [0, 0], n_jobs=-1, rng=0)
+
+
+@pytest.mark.parametrize("kw", [dict(beta=-1.0), dict(zero_division=5.0), dict(beta=float("inf"))])
+def test_bootstrap_f1_options_validated(kw):
+    a, b = separated_f1_data(50)
+    with pytest.raises(ValueError, match="beta|zero_division"):
+        pairperm.bootstrap_test(a, b, metric="f1", n_resamples=10, rng=0, **kw)
+
+
+def test_mcnemar_hint_fits_mcnemar():
+    with pytest.raises(ValueError, match="mcnemar_test takes 0/1 correctness"):
+        pairperm.mcnemar_test([0.5], [1])
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: pairperm.permutation_test(a, b),
+    lambda a, b: pairperm.compare(a, b, "accuracy"),
+    lambda a, b: pairperm.wilcoxon_test(a, b),
+    lambda a, b: pairperm.sign_test(a, b),
+    lambda a, b: pairperm.bootstrap_test(a, b, n_resamples=10, rng=0),
+    lambda a, b: pairperm.structured_test(a, b),
+])
+def test_pandas_pairs_with_different_indexes_are_refused(call):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    a = pd.Series(rng.integers(0, 10, 50))
+    b = pd.Series(rng.integers(0, 10, 50))
+    call(a, b)  # aligned: fine
+    with pytest.raises(ValueError, match="different indexes"):
+        call(a, b.sample(frac=1, random_state=1))
+
+
+def test_f1_dataframes_with_different_indexes_are_refused():
+    pd = pytest.importorskip("pandas")
+    a = pd.DataFrame({"tp": [1, 2, 0], "fp": [0, 1, 1], "fn": [1, 0, 2]})
+    b = pd.DataFrame({"tp": [0, 2, 1], "fp": [1, 0, 1], "fn": [2, 0, 1]}, index=[2, 1, 0])
+    with pytest.raises(ValueError, match="different indexes"):
+        pairperm.f1_test(a, b)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -11,24 +12,13 @@ import pytest
 import pairperm
 from pairperm import datasets
 from pairperm._f1 import read_f1_file, run_f1_file
+from reference import ALTERNATIVES, brute_force_ratio_pvalue, ratio_score, rejects
+from synthetic import random_counts, separated_f1_data
 
-ALTS = ("two-sided", "greater", "less")
 TESTS = {"f1": pairperm.f1_test, "precision": pairperm.precision_test, "recall": pairperm.recall_test}
 
 
 # ---------------------------------------------------------------- independent references
-def score(kind: str, tp: int, fp: int, fn: int, beta: Fraction, zero: Fraction) -> Fraction:
-    """scikit-learn's definitions from the full counts (no reduction), in exact fractions."""
-    if kind == "precision":
-        num, den = tp, tp + fp
-    elif kind == "recall":
-        num, den = tp, tp + fn
-    else:
-        b2 = beta * beta
-        num, den = (1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp
-    return zero if den == 0 else Fraction(num) / den
-
-
 def reference_score(tp: int, errors: int, zero: Fraction) -> Fraction:
     """The reference implementation's F1 = tp / (tp + errors/2)."""
     return zero if tp + errors == 0 else Fraction(tp) / (tp + Fraction(errors, 2))
@@ -40,29 +30,7 @@ def totals_score(kind, ta, tb, beta, zero):
     ta, tb = tuple(int(v) for v in ta), tuple(int(v) for v in tb)
     if len(ta) == 2:
         return reference_score(*ta, zero) - reference_score(*tb, zero)
-    return score(kind, *ta, beta, zero) - score(kind, *tb, beta, zero)
-
-
-def reject(h, h_obs, alternative):
-    if alternative == "greater":
-        return h >= h_obs
-    if alternative == "less":
-        return h <= h_obs
-    return abs(h) >= abs(h_obs)
-
-
-def brute_pvalue(kind, a, b, alternative, beta=Fraction(1), zero=Fraction(0)) -> Fraction:
-    """Enumerate all 2^N swaps, recompute both systems' totals, compare exactly."""
-    n = a.shape[0]
-    ta0, tb0 = tuple(int(v) for v in a.sum(0)), tuple(int(v) for v in b.sum(0))
-    h_obs = totals_score(kind, ta0, tb0, beta, zero)
-    hits = 0
-    for mask in range(2**n):
-        sw = np.array([(mask >> i) & 1 for i in range(n)], dtype=bool)[:, None]
-        ta = tuple(int(v) for v in np.where(sw, b, a).sum(0))
-        tb = tuple(int(v) for v in np.where(sw, a, b).sum(0))
-        hits += reject(totals_score(kind, ta, tb, beta, zero), h_obs, alternative)
-    return Fraction(hits, 2**n)
+    return ratio_score(kind, *ta, beta, zero) - ratio_score(kind, *tb, beta, zero)
 
 
 def exact_pvalue(kind, a, b, alternative, beta=Fraction(1), zero=Fraction(0)) -> Fraction:
@@ -83,18 +51,8 @@ def exact_pvalue(kind, a, b, alternative, beta=Fraction(1), zero=Fraction(0)) ->
         return totals_score(kind, ta, tb, beta, zero)
 
     h_obs = h(ta0)
-    hits = sum(c for s, c in states.items() if reject(h(s), h_obs, alternative))
+    hits = sum(c for s, c in states.items() if rejects(h(s), h_obs, alternative))
     return Fraction(hits, 2 ** a.shape[0])
-
-
-def random_counts(rng, n, max_gold=3, fp_lam=0.6, recall=(0.7, 0.5)):
-    gold = rng.integers(0, max_gold + 1, n)
-    out = []
-    for rec in recall:
-        tp = rng.binomial(gold, rec)
-        fp = rng.poisson(fp_lam, n)
-        out.append(np.stack([tp, fp, gold - tp], axis=1).astype(np.int64))
-    return out
 
 
 def assert_close(p: float, ref: Fraction, rel=1e-9, abs_=1e-13):
@@ -107,8 +65,8 @@ def assert_close(p: float, ref: Fraction, rel=1e-9, abs_=1e-13):
 def test_brute_force_all_alternatives(seed, kind):
     rng = np.random.default_rng(100 + seed)
     a, b = random_counts(rng, int(rng.integers(1, 13)))
-    for alt in ALTS:
-        ref = brute_pvalue(kind, a, b, alt)
+    for alt in ALTERNATIVES:
+        ref = brute_force_ratio_pvalue(kind, a, b, alt)
         for method in ("auto", "dp"):
             r = TESTS[kind](a, b, alternative=alt, method=method)
             assert_close(r.pvalue, ref)
@@ -121,12 +79,12 @@ def test_brute_force_beta_and_zero_division(beta, zero_division):
     rng = np.random.default_rng(7)
     # Sparse counts so that zero denominators occur in many states.
     a, b = random_counts(rng, 10, max_gold=1, fp_lam=0.2, recall=(0.5, 0.3))
-    for alt in ALTS:
-        ref = brute_pvalue("f1", a, b, alt, Fraction(beta), Fraction(zero_division))
+    for alt in ALTERNATIVES:
+        ref = brute_force_ratio_pvalue("f1", a, b, alt, Fraction(beta), Fraction(zero_division))
         r = pairperm.f1_test(a, b, alternative=alt, beta=beta, zero_division=zero_division)
         assert_close(r.pvalue, ref)
     for kind in ("precision", "recall"):
-        ref = brute_pvalue(kind, a, b, "two-sided", zero=Fraction(zero_division))
+        ref = brute_force_ratio_pvalue(kind, a, b, "two-sided", zero=Fraction(zero_division))
         assert_close(TESTS[kind](a, b, zero_division=zero_division).pvalue, ref)
 
 
@@ -136,8 +94,8 @@ def test_reference_format_tp_errors(seed):
     n = 11
     a = rng.integers(0, 5, (n, 2))  # the reference implementation's own test data
     b = rng.integers(0, 5, (n, 2))
-    for alt in ALTS:
-        ref = brute_pvalue("f1", a, b, alt)
+    for alt in ALTERNATIVES:
+        ref = brute_force_ratio_pvalue("f1", a, b, alt)
         assert_close(pairperm.f1_test(a, b, alternative=alt).pvalue, ref)
         assert_close(pairperm.f1_test(a, b, alternative=alt, method="dp").pvalue, ref)
 
@@ -148,8 +106,8 @@ def test_exact_ties_are_counted():
     a = np.array([[1, 0, 1], [0, 1, 1], [2, 1, 0], [1, 2, 0]])
     b = np.array([[0, 1, 2], [1, 0, 0], [1, 2, 1], [1, 0, 0]])
     for kind in TESTS:
-        for alt in ALTS:
-            ref = brute_pvalue(kind, a, b, alt)
+        for alt in ALTERNATIVES:
+            ref = brute_force_ratio_pvalue(kind, a, b, alt)
             assert TESTS[kind](a, b, alternative=alt).pvalue == pytest.approx(float(ref), rel=1e-12)
 
 
@@ -158,7 +116,7 @@ def test_exact_ties_are_counted():
 def test_exact_integer_arithmetic_n_hundreds(kind):
     rng = np.random.default_rng(11)
     a, b = random_counts(rng, 150, max_gold=3, fp_lam=0.4, recall=(0.8, 0.7))
-    for alt in ALTS:
+    for alt in ALTERNATIVES:
         ref = exact_pvalue(kind, a, b, alt)
         r_auto = TESTS[kind](a, b, alternative=alt)
         assert_close(r_auto.pvalue, ref)
@@ -170,7 +128,7 @@ def test_exact_integer_arithmetic_fbeta_reference_format():
     rng = np.random.default_rng(12)
     a = rng.integers(0, 4, (70, 2))
     b = rng.integers(0, 4, (70, 2))
-    for alt in ALTS:
+    for alt in ALTERNATIVES:
         assert_close(pairperm.f1_test(a, b, alternative=alt).pvalue, exact_pvalue("f1", a, b, alt))
     a3, b3 = random_counts(rng, 120)
     assert_close(pairperm.f1_test(a3, b3, beta=2.0).pvalue, exact_pvalue("f1", a3, b3, "two-sided", Fraction(2)))
@@ -180,7 +138,7 @@ def test_exact_integer_arithmetic_fbeta_reference_format():
 @pytest.mark.parametrize("kind", ["f1", "precision", "recall"])
 def test_identical_systems_give_one(kind):
     a, _ = datasets.ner_like(500, seed=3)
-    for alt in ALTS:
+    for alt in ALTERNATIVES:
         r = TESTS[kind](a, a.copy(), alternative=alt)
         assert r.pvalue == pytest.approx(1.0, abs=1e-12)
         assert r.statistic == 0.0
@@ -198,7 +156,7 @@ def test_swapping_systems_mirrors_the_alternative(kind):
 
 def test_recall_matches_permutation_test_on_tp():
     a, b = datasets.ner_like(3000, seed=5)
-    for alt in ALTS:
+    for alt in ALTERNATIVES:
         assert pairperm.recall_test(a, b, alternative=alt).pvalue == pytest.approx(
             pairperm.permutation_test(a[:, 0], b[:, 0], alternative=alt).pvalue, rel=1e-12
         )
@@ -324,7 +282,7 @@ def test_totals_near_int64_are_refused_not_wrapped():
     big = 2**61
     a = np.array([[1, 0, big - 10], [0, 0, 5]])
     b = np.array([[0, 1, big - 9], [0, 0, 5]])
-    with pytest.raises(ValueError, match="2\\^61"):
+    with pytest.raises(ValueError, match="2\\^61|too large"):
         pairperm.f1_test(a, b)
 
 
@@ -337,3 +295,23 @@ def test_dataframe_columns_are_read_by_name():
     assert pairperm.f1_test(shuffled_a, shuffled_b).pvalue == want
     with pytest.raises(ValueError, match="by name"):
         pairperm.f1_test(pd.DataFrame(a, columns=["a", "b", "c"]), pd.DataFrame(b, columns=["a", "b", "c"]))
+
+
+@pytest.mark.parametrize("test", [pairperm.f1_test, pairperm.precision_test])
+def test_tiny_2d_pvalues_are_exact_not_fft_noise(test):
+    a, b = separated_f1_data()
+    dp = test(a, b, method="dp")
+    assert dp.pvalue < 1e-30  # far below the FFT's round-off
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto = test(a, b)
+    assert auto.method == "auto" and not auto.pvalue_is_bound
+    assert auto.pvalue == pytest.approx(dp.pvalue, rel=1e-9)
+    assert auto.log_pvalue == pytest.approx(dp.log_pvalue, rel=1e-9)
+
+
+def test_column_totals_beyond_int64_are_refused():
+    big = 2**60
+    a = np.array([[1, 0, big], [0, 0, big], [0, 0, big]])
+    with pytest.raises(ValueError, match="beyond 2\\^61"):
+        pairperm.f1_test(a, a)

@@ -1,12 +1,16 @@
 """Monte Carlo permutation test: brute force, exact engine and an independent NumPy sampler."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
 
 import pairperm
 from pairperm import datasets
+from pairperm._stats import clopper_pearson
+from reference import exact_pvalue, paired
+from synthetic import correct_counts
 
 
 def test_identity_statistic_agrees_with_exact_within_ci():
@@ -155,3 +159,48 @@ def test_same_rng_same_pvalue_whichever_function_samples():
     m = pairperm.monte_carlo_test(fa[:, :2], fb[:, :2], f1_diff, n_resamples=5000, rng=3)
     assert m.statistic == pytest.approx(stat, rel=1e-12)
     assert abs(m.hits - f.hits) <= 2  # float vs exact ties only
+
+
+def test_permutation_monte_carlo_in_blocks_stays_correct():
+    x = np.array([3, 1, 4, 1, 5, 9, 2, 6])
+    y = np.array([2, 1, 3, 2, 4, 7, 2, 5])
+    k = (1 << 20) + 7  # crosses a block boundary
+    r = pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=k, rng=0)
+    exact = float(exact_pvalue(x - y, y - x, "two-sided"))
+    hits = round(r.pvalue * (k + 1)) - 1
+    lo, hi = pairperm._stats.clopper_pearson(hits, k, 0.9999)
+    assert lo <= exact <= hi and r.n_resamples == k
+    assert math.isclose(r.pvalue, pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=k, rng=0).pvalue)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_monte_carlo_interval_contains_exact_pvalue(alternative, seed):
+    x, y = correct_counts(seed)
+    exact = float(exact_pvalue(*paired(x, y), alternative))
+    k = 20_000
+    r = pairperm.permutation_test(x, y, alternative=alternative, method="monte_carlo", n_resamples=k, rng=seed)
+    hits = round(r.pvalue * (k + 1)) - 1
+    assert r.pvalue == (1 + hits) / (1 + k)  # scipy's convention
+    assert r.pvalue_ci == pytest.approx(clopper_pearson(hits, k, 0.95), abs=1e-12)
+    # Judge with a 99.99% interval so the fixed seeds test the sampler, not luck.
+    lo, hi = clopper_pearson(hits, k, 0.9999)
+    assert lo <= exact <= hi
+    assert r.null_distribution is None and r.n_resamples == k
+
+
+def test_clopper_pearson_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for hits, n in [(0, 50), (3, 50), (50, 50), (417, 20_000), (9_999, 20_000)]:
+        ref = stats.binomtest(hits, n).proportion_ci(0.95, method="exact")
+        lo, hi = clopper_pearson(hits, n)
+        assert lo == pytest.approx(ref.low, abs=1e-10)
+        assert hi == pytest.approx(ref.high, abs=1e-10)
+
+
+def test_monte_carlo_is_repeatable_with_a_seed():
+    x, y = correct_counts(4)
+    run = lambda rng: pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=3000, rng=rng).pvalue
+    assert run(17) == run(17)
+    assert run(np.random.default_rng(5)) == run(np.random.default_rng(5))
+    assert len({run(s) for s in range(6)}) > 1  # different seeds give different streams

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import subprocess
@@ -21,6 +20,7 @@ from matplotlib.patches import Rectangle  # noqa: E402
 import pairperm  # noqa: E402
 from pairperm import _plot  # noqa: E402
 from pairperm.datasets import stanza_pos_like  # noqa: E402
+from reference import brute_force_counts  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -31,11 +31,7 @@ def _close_figures():
 
 def brute_force(stay, swap):
     """Exact pmf of S by listing all 2^N swap patterns: {value: Fraction}."""
-    pmf = {}
-    for pattern in itertools.product((0, 1), repeat=len(stay)):
-        s = sum(sw if b else st for st, sw, b in zip(stay, swap, pattern))
-        pmf[s] = pmf.get(s, 0) + Fraction(1, 2 ** len(stay))
-    return pmf
+    return {s: Fraction(c, 2 ** len(stay)) for s, c in brute_force_counts(stay, swap).items()}
 
 
 def bars(ax):
@@ -250,3 +246,92 @@ def test_cli_demo_plot(tmp_path, capsys):
     assert main(["demo", "--n", "300", "--plot", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert f"figure: {png}" in capsys.readouterr().out
+
+
+# ---- SystemsComparison.plot
+
+
+def cell_texts(ax):
+    """{(row, column): text} of the numbers drawn in a p-value matrix."""
+    return {(int(round(t.get_position()[1])), int(round(t.get_position()[0]))): t.get_text() for t in ax.texts}
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    x, y = stanza_pos_like(600, seed=3)
+    rng = np.random.default_rng(5)
+    systems = {"A": x, "B": y, "C": np.where(rng.random(x.size) < 0.5, x, y), "D": np.maximum(0, y - 1)}
+    return pairperm.compare_systems(systems, metric="sum")
+
+
+@pytest.mark.parametrize("adjusted", [True, False])
+def test_systems_plot_draws_each_pair_and_marks_the_significant_rows(comparison, adjusted):
+    res = comparison
+    ax = res.plot(adjusted=adjusted)
+    index = {n: i for i, n in enumerate(res.names)}
+    expected = {}
+    for r in res.rows:
+        p = r.pvalue_adjusted if adjusted else r.pvalue
+        significant = r.significant if adjusted else p <= res.alpha
+        text = f"{p:.2g}" + ("*" if significant else "")
+        i, j = index[r.system_a], index[r.system_b]
+        expected[(i, j)] = expected[(j, i)] = text  # two-sided: both halves
+    assert cell_texts(ax) == expected
+    # The fixture has both kinds of pair, so the marks are really being checked.
+    assert any(r.significant for r in res.rows) and not all(r.significant for r in res.rows)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(res.names)
+    assert ax.get_title() == ("pairwise p-values (* Holm-adjusted p <= 0.05)" if adjusted
+                              else "pairwise p-values (* p <= 0.05)")
+
+
+def test_systems_plot_marks_p_equal_to_alpha_like_significant():
+    # A p-value exactly at alpha is significant (p <= alpha): the mark must agree.
+    d = {"metric": "sum", "alternative": "two-sided", "correction": None, "alpha": 0.25, "baseline": None,
+         "systems": [{"name": "A", "metric": 10}, {"name": "B", "metric": 4}, {"name": "C", "metric": 9}],
+         "pairs": [dict(system_a=a, system_b=b, metric_a=0, metric_b=0, statistic=0, pvalue=p,
+                        pvalue_adjusted=p, significant=p <= 0.25, test="permutation_test")
+                   for a, b, p in (("A", "B", 0.25), ("A", "C", 0.5), ("B", "C", 0.125))]}
+    res = pairperm.SystemsComparison.from_dict(d)
+    texts = cell_texts(res.plot())
+    assert texts[(0, 1)] == "0.25*" and texts[(0, 2)] == "0.5" and texts[(1, 2)] == "0.12*"
+    texts = cell_texts(res.plot(alpha=0.2))
+    assert texts[(0, 1)] == "0.25" and texts[(1, 2)] == "0.12*"
+
+
+def test_systems_plot_one_sided_baseline_fills_tested_cells_only():
+    x, y = stanza_pos_like(400, seed=2)
+    res = pairperm.compare_systems({"base": y, "A": x, "B": np.maximum(0, y - 1)}, metric="sum", baseline="base",
+                                   alternative="greater", correction="bonferroni")
+    fig, ax = plt.subplots()
+    assert res.plot(ax=ax) is ax
+    base = res.names.index("base")
+    expected = {(res.names.index(r.system_a), base): f"{r.pvalue_adjusted:.2g}" + ("*" if r.significant else "")
+                for r in res.rows}
+    assert cell_texts(ax) == expected
+    assert "Bonferroni-adjusted" in ax.get_title()
+
+
+def test_systems_plot_rejects_bad_alpha(comparison):
+    with pytest.raises(ValueError, match="alpha"):
+        comparison.plot(alpha=1.5)
+
+
+def test_cli_compare_plot_writes_png_and_keeps_stdout_json(tmp_path, capsys):
+    import json
+
+    from pairperm.cli import main
+
+    x, y = stanza_pos_like(300, seed=4)
+    paths = []
+    for name, v in {"a": x, "b": y, "c": np.maximum(0, y - 1)}.items():
+        p = tmp_path / f"{name}.txt"
+        p.write_text("\n".join(str(int(s)) for s in v) + "\n")
+        paths.append(str(p))
+    png = tmp_path / "matrix.png"
+    assert main(["compare", *paths, "--metric", "sum", "--format", "json", "--plot", str(png)]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["metric"] == "sum"
+    assert f"figure: {png}" in err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["compare", *paths, "--metric", "sum", "--plot", str(tmp_path / "no" / "dir.png")]) == 2
+    assert "cannot write the figure" in capsys.readouterr().err

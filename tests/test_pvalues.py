@@ -12,21 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pairperm
-from pairperm import _core
-from reference import binomial_two_sided, exact_pvalue, log_fraction, paired, rel_err
-
-ALTS = ("two-sided", "greater", "less")
-
-
-def scores(rng, n, shift=0.0):
-    """Per-sentence correct counts of two systems with a controllable gap."""
-    length = rng.integers(1, 25, n)
-    x = rng.binomial(length, 0.9)
-    y = rng.binomial(length, max(0.0, 0.9 - shift))
-    return x, y
+from pairperm import _core, _runner
+from pairperm._statistics import RatioStatistic
+from reference import (
+    ALTERNATIVES, binomial_two_sided, brute_force_pvalue, exact_pvalue, exact_pvalue_sparse, log_fraction, paired, rel_err,
+)
+from synthetic import scores, separated_f1_data
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("n,shift", [(1, 0.0), (9, 0.1), (13, 0.0)])
 def test_all_methods_match_brute_force_small(alternative, n, shift):
     rng = np.random.default_rng(n)
@@ -39,7 +33,7 @@ def test_all_methods_match_brute_force_small(alternative, n, shift):
     assert abs(r.pvalue - float(exact)) <= 1e-12
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("n,shift,seed", [(200, 0.0, 1), (400, 0.03, 2), (800, 0.06, 3)])
 def test_all_methods_match_exact_arithmetic_hundreds(alternative, n, shift, seed):
     rng = np.random.default_rng(seed)
@@ -56,7 +50,7 @@ def test_all_methods_match_exact_arithmetic_hundreds(alternative, n, shift, seed
     assert auto.statistic == int(x.sum() - y.sum())
 
 
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 @pytest.mark.parametrize("n,shift,seed", [(1500, 0.08, 11), (3000, 0.08, 12)])
 def test_tilted_tails_match_exact_arithmetic_down_to_1e_150(alternative, n, shift, seed):
     rng = np.random.default_rng(seed)
@@ -82,7 +76,7 @@ def test_general_structured_sums_with_nonzero_mean():
         stay = rng.integers(-3, 9, n)
         swap = rng.integers(-6, 4, n)
         s = _core.summarize(stay, swap)
-        for alt in ALTS:
+        for alt in ALTERNATIVES:
             exact = exact_pvalue(stay, swap, alt)
             p, log_p = _core.grouped_pvalue(s, alt)
             assert rel_err(p, exact) <= 1e-9 or (exact < Fraction(1, 10**300))
@@ -134,7 +128,7 @@ def test_binary_scores_equal_exact_mcnemar(seed):
 
 
 @pytest.mark.parametrize("method", ("auto", "dp", "fft", "monte_carlo"))
-@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
 def test_no_entries_or_all_ties_give_p_one(method, alternative):
     for x, y in (([], []), ([3, 1, 4], [3, 1, 4])):
         r = pairperm.permutation_test(x, y, alternative=alternative, method=method, n_resamples=50, rng=0)
@@ -197,3 +191,73 @@ def test_fft_method_never_returns_round_off_below_its_floor(test):
     else:
         assert rel_err(r.pvalue, exact) <= 1e-9
         assert r.engine == "dp"
+
+
+def test_widely_spread_integers_are_exact_by_meet_in_the_middle():
+    # One huge difference makes the grouped engine's window infeasible and 23 varying entries
+    # are too many to list: the sum goes to the meet-in-the-middle enumeration, still exact.
+    rng = np.random.default_rng(8)
+    d = np.concatenate(([30_000_000], rng.integers(1, 9, 22))) * np.where(rng.random(23) < 0.5, -1, 1)
+    d[0] = 30_000_000
+    states = np.zeros(1, dtype=np.int64)
+    for k in np.abs(d):
+        states = np.concatenate((states - k, states + k))
+    for alternative, hits in (("greater", np.count_nonzero(states >= d.sum())),
+                              ("two-sided", np.count_nonzero(np.abs(states) >= abs(d.sum())))):
+        r = pairperm.permutation_test(d, np.zeros_like(d), alternative=alternative)
+        assert r.engine == "meet_in_the_middle"
+        assert r.pvalue == hits / 2**23
+
+
+def test_spread_out_integer_scores_take_the_sampling_route_not_minutes():
+    # Scores in [0, 50000): the grouped engine would need a window of ~10^7 entries per group
+    # (10 s, GBs); auto estimates the tail with a relative error bar instead.
+    rng = np.random.default_rng(1)
+    x, y = rng.integers(0, 50_000, 500), rng.integers(0, 50_000, 500)
+    r = pairperm.permutation_test(x, y, rng=0)
+    assert r.engine == "saddlepoint_is" and r.statistic == int(x.sum() - y.sum())
+    mc = pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=20_000, rng=0)
+    lo, hi = r.pvalue_ci
+    assert lo <= r.pvalue <= hi and lo <= mc.pvalue_ci[1] and mc.pvalue_ci[0] <= hi
+    with pytest.raises(pairperm.SupportTooLargeError):
+        pairperm.permutation_test(x, y, method="exact")
+
+
+def test_huge_spread_finishes_quickly_in_a_subprocess():
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, pairperm; rng = np.random.default_rng(0); "
+            "x, y = rng.integers(-10**5, 10**5, (2, 10**4)); print(pairperm.permutation_test(x, y, rng=0).engine)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "saddlepoint_is"
+
+
+def test_unaffordable_exact_fallback_reports_a_flagged_upper_bound(monkeypatch):
+    a, b = separated_f1_data()
+    exact = pairperm.f1_test(a, b, method="dp").pvalue
+    monkeypatch.setattr(_runner, "DP_BUDGET", 0.0)
+    # F1's own route (tilted tails) never needs the bound; take the distribution route.
+    monkeypatch.setattr(RatioStatistic, "has_tilted", False)
+    with pytest.warns(pairperm.PrecisionWarning, match="upper bound|p <="):
+        r = pairperm.f1_test(a, b)
+    assert r.pvalue_is_bound and r.pvalue == _runner.FFT_NOISE_FLOOR >= exact
+    assert "pvalue_is_bound=True" in repr(r)
+
+
+def test_huge_unrelated_effects_fall_back_to_exact_enumeration():
+    x = [10**15, 3 * 10**14 + 1, -7 * 10**13 + 3, 5]
+    y = [0, 0, 0, 2]
+    d = [a - b for a, b in zip(x, y)]
+    for alt in ("two-sided", "greater", "less"):
+        r = pairperm.permutation_test(x, y, alternative=alt)
+        assert r.pvalue == float(brute_force_pvalue(d, [-v for v in d], alt))
+        s = pairperm.structured_test(d, [1 - v for v in d], alternative=alt)
+        assert s.pvalue == float(brute_force_pvalue(d, [1 - v for v in d], alt))
+    # Too many varying entries for a listing, and differences beyond float64's exact integers
+    # for the meet in the middle: the core conditions on the two huge entries.
+    xb, yb = [2**55, 3 * 2**53 + 1] + [1] * 30, [0, 0] + [2] * 30
+    db = [a - b for a, b in zip(xb, yb)]
+    for alt in ("two-sided", "greater", "less"):
+        ref = exact_pvalue_sparse(db, [-v for v in db], alt)
+        assert rel_err(pairperm.permutation_test(xb, yb, alternative=alt).pvalue, ref) <= 1e-12

@@ -15,9 +15,7 @@ import pytest
 import pairperm
 from pairperm import _core
 from pairperm._realvalued import REAL_MAX_EXACT, RealPValue, real_sum_pvalue
-
-ALTERNATIVES = ("greater", "less", "two-sided")
-
+from reference import ALTERNATIVES
 
 # --------------------------------------------------------------------------------------------
 # references

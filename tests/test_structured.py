@@ -11,8 +11,7 @@ import pytest
 
 import pairperm
 from pairperm import _core
-
-ALTS = ("two-sided", "greater", "less")
+from reference import ALTERNATIVES, brute_force_pvalue, brute_force_stat_pvalue, exact_pvalue, rel_err
 
 
 def all_sums(stay: np.ndarray, swap: np.ndarray) -> np.ndarray:
@@ -22,31 +21,6 @@ def all_sums(stay: np.ndarray, swap: np.ndarray) -> np.ndarray:
     if stay.ndim == 1:
         return np.where(bits, swap, stay).sum(axis=1)
     return np.where(bits[:, :, None], swap[None], stay[None]).sum(axis=1)
-
-
-def brute_sum_pvalue(stay, swap, alternative):
-    sums = all_sums(stay, swap)
-    obs, mu2 = int(stay.sum()), int((stay + swap).sum())
-    if alternative == "greater":
-        hits = sums >= obs
-    elif alternative == "less":
-        hits = sums <= obs
-    else:
-        hits = np.abs(2 * sums - mu2) >= abs(2 * obs - mu2)
-    return hits.mean()
-
-
-def brute_stat_pvalue(stay, swap, h_exact, alternative):
-    """h_exact maps one S (int or tuple of ints) to a Fraction: ties are exact."""
-    sums = all_sums(stay, swap)
-    obs = stay.sum(axis=0)
-    hv = np.array([h_exact(tuple(np.atleast_1d(s).tolist())) for s in sums], dtype=object)
-    ho = h_exact(tuple(np.atleast_1d(obs).tolist()))
-    if alternative == "greater":
-        return float(np.mean(hv >= ho))
-    if alternative == "less":
-        return float(np.mean(hv <= ho))
-    return float(np.mean(np.abs(hv) >= abs(ho)))
 
 
 def dense_brute(stay, swap, offset, shape):
@@ -62,8 +36,8 @@ def test_sum_statistic_1d_brute_force(seed):
     n = int(rng.integers(1, 13))
     stay = rng.integers(-4, 6, n)
     swap = rng.integers(-3, 5, n)  # not antisymmetric: mu != 0, possibly half-integer
-    for alt in ALTS:
-        ref = brute_sum_pvalue(stay, swap, alt)
+    for alt in ALTERNATIVES:
+        ref = float(brute_force_pvalue(stay, swap, alt))
         for method in ("auto", "dp", "fft"):
             r = pairperm.structured_test(stay, swap, alternative=alt, method=method)
             assert r.pvalue == pytest.approx(ref, rel=1e-9)
@@ -82,8 +56,8 @@ def test_callable_1d_brute_force(seed):
     def h_exact(s):
         return (Fraction(s[0]) - Fraction(3, 2)) ** 2 / 7
 
-    for alt in ALTS:
-        ref = brute_stat_pvalue(stay, swap, h_exact, alt)
+    for alt in ALTERNATIVES:
+        ref = float(brute_force_stat_pvalue(stay, swap, h_exact, alt))
         for method in ("auto", "dp", "fft"):
             assert pairperm.structured_test(stay, swap, h, alternative=alt, method=method).pvalue == pytest.approx(
                 ref, rel=1e-9
@@ -106,8 +80,8 @@ def test_callable_md_brute_force(m, seed):
     def h_exact(s):
         return sum(wi * si for wi, si in zip(w_exact, s)) + Fraction(1, 20) * s[0] * s[-1]
 
-    for alt in ALTS:
-        ref = brute_stat_pvalue(stay, swap, h_exact, alt)
+    for alt in ALTERNATIVES:
+        ref = float(brute_force_stat_pvalue(stay, swap, h_exact, alt))
         for method in ("auto", "dp"):
             r = pairperm.structured_test(stay, swap, h, alternative=alt, method=method)
             assert r.pvalue == pytest.approx(ref, rel=1e-9)
@@ -155,7 +129,7 @@ def test_rtol_counts_float_ties():
     rng = np.random.default_rng(6)
     stay, swap = rng.integers(0, 4, (8, 2)), rng.integers(0, 4, (8, 2))
     h = lambda s: 0.1 * s[:, 0] + 0.7 * s[:, 1]  # noqa: E731
-    ref = brute_stat_pvalue(stay, swap, lambda s: Fraction(1, 10) * s[0] + Fraction(7, 10) * s[1], "greater")
+    ref = float(brute_force_stat_pvalue(stay, swap, lambda s: Fraction(1, 10) * s[0] + Fraction(7, 10) * s[1], "greater"))
     assert pairperm.structured_test(stay, swap, h, alternative="greater").pvalue == pytest.approx(ref, rel=1e-12)
     assert pairperm.structured_test(stay, swap, h, alternative="greater", rtol=0).pvalue < ref - 1e-3
 
@@ -234,3 +208,21 @@ def test_md_callable_is_evaluated_in_chunks_of_the_box():
         s = sum(swap[i] if c else stay[i] for i, c in enumerate(choice))
         hits += int(s[0] - s[1]) >= h_obs
     assert got == pytest.approx(hits / 8, rel=1e-12)
+
+
+def test_callable_statistic_tiny_pvalue_matches_exact_arithmetic():
+    rng = np.random.default_rng(1)
+    n = 300
+    x = rng.integers(0, 10, n)
+    y = np.maximum(x - rng.integers(0, 3, n), 0)
+    d = x - y
+    exact = exact_pvalue(d, -d, "two-sided")
+    assert exact < 1e-40
+    r = pairperm.structured_test(d, -d, lambda s: s * 1.0)
+    assert rel_err(r.pvalue, exact) <= 1e-9
+
+
+def test_infinite_observed_statistic_is_an_error():
+    with pytest.raises(ValueError, match="inf at the observed value"):
+        with np.errstate(divide="ignore"):
+            pairperm.structured_test([1, 2, 0], [0, 0, 3], lambda s: 1.0 / (s - 3.0), alternative="greater")

@@ -10,20 +10,10 @@ import pytest
 import pairperm
 from pairperm import _core
 from pairperm._classic import _sign_flip_effects, _signed_ranks
+from reference import ALTERNATIVES
+from synthetic import normal_differences
 
 scipy_stats = pytest.importorskip("scipy.stats")
-
-ALTERNATIVES = ("two-sided", "greater", "less")
-
-
-def _data(n, shift, kind, seed):
-    rng = np.random.default_rng(seed)
-    d = rng.normal(size=n) + shift
-    if kind == "ties":
-        d = np.round(d, 1)  # many ties and some zeros
-    elif kind == "zeros":
-        d[rng.random(n) < 0.1] = 0.0
-    return d
 
 
 def _band(d, alternative, zero_method="wilcox"):
@@ -37,7 +27,7 @@ def test_band_route_within_its_bound_of_the_exact_engine(n, kind):
     worst = 0.0
     # Shifts z / sqrt(n) give p from ~0.5 down to ~1e-7.
     for i, z in enumerate((0.0, 1.0, 2.5, 4.0, 5.5)):
-        d = _data(n, z / math.sqrt(n), kind, seed=100 * n + i)
+        d = normal_differences(n, z / math.sqrt(n), kind, seed=100 * n + i)
         for alt in ALTERNATIVES:
             exact = pairperm.wilcoxon_test(d, alternative=alt, method="exact")
             auto = pairperm.wilcoxon_test(d, alternative=alt)
@@ -53,7 +43,7 @@ def test_band_route_within_its_bound_of_the_exact_engine(n, kind):
 
 
 def test_tiny_pvalues_keep_relative_accuracy():
-    d = _data(400, 1.0, "ties", seed=7)
+    d = normal_differences(400, 1.0, "ties", seed=7)
     for alt in ("two-sided", "greater"):
         exact = pairperm.wilcoxon_test(d, alternative=alt, method="exact")
         done, p, log_p, err, _ = _band(d, alt)
@@ -86,7 +76,7 @@ def test_band_route_matches_brute_force(zero_method):
 @pytest.mark.parametrize("n", [25, 200])
 def test_band_route_matches_scipy_exact(n):
     for i, z in enumerate((0.0, 1.5, 3.0)):
-        d = _data(n, z / math.sqrt(n), "none", seed=n + i)
+        d = normal_differences(n, z / math.sqrt(n), "none", seed=n + i)
         for alt in ALTERNATIVES:
             ref = scipy_stats.wilcoxon(d, alternative=alt, method="exact")
             done, p, _, err, _ = _band(d, alt)
@@ -95,19 +85,19 @@ def test_band_route_matches_scipy_exact(n):
 
 
 def test_auto_cost_model():
-    small = pairperm.wilcoxon_test(_data(30, 0.3, "none", 1))
+    small = pairperm.wilcoxon_test(normal_differences(30, 0.3, "none", 1))
     assert small.method == "exact" and small.pvalue_error is None
     few_ranks = pairperm.wilcoxon_test(np.random.default_rng(2).integers(-3, 4, size=150).astype(float))
     assert few_ranks.method == "exact"
-    large = pairperm.wilcoxon_test(_data(20000, 0.01, "none", 3))
+    large = pairperm.wilcoxon_test(normal_differences(20000, 0.01, "none", 3))
     assert large.method == "fourier" and large.pvalue_error <= 1e-6
     # Against the normal approximation, which is accurate to a few digits at this N.
-    ref = scipy_stats.wilcoxon(_data(20000, 0.01, "none", 3), method="approx", correction=True)
+    ref = scipy_stats.wilcoxon(normal_differences(20000, 0.01, "none", 3), method="approx", correction=True)
     assert abs(large.pvalue - ref.pvalue) < 1e-3
 
 
 def test_monte_carlo_unchanged():
-    d = _data(2000, 0.05, "none", 4)
+    d = normal_differences(2000, 0.05, "none", 4)
     r = pairperm.wilcoxon_test(d, method="monte_carlo", n_resamples=999, rng=1)
     assert r.method == "monte_carlo" and r.n_resamples == 999 and r.pvalue_error is None
 

@@ -18,10 +18,8 @@ void bind_batch(py::module_& m) {
             const auto n_pairs = static_cast<std::size_t>(pairs.shape(0));
             std::vector<PairPValue> res(n_pairs);
             const std::int64_t *s = scores.data(), *pr = pairs.data();
-            {
-                py::gil_scoped_release release;  // reads the two buffers, writes `res` only
-                batch_grouped_pvalues(s, n_systems, n, pr, n_pairs, alt, n_threads, res.data());
-            }
+            // Reads the two buffers, writes `res` only; returns once no helper touches `res`.
+            without_gil([&] { batch_grouped_pvalues(s, n_systems, n, pr, n_pairs, alt, n_threads, res.data()); });
             std::vector<std::int64_t> observed(n_pairs), n_varying(n_pairs), status(n_pairs);
             std::vector<double> pvalue(n_pairs), log_pvalue(n_pairs);
             for (std::size_t p = 0; p < n_pairs; ++p) {

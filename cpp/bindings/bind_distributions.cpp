@@ -15,13 +15,8 @@ py::tuple run_engine(const int_array& stay, const int_array& swap) {
     const std::size_t n = check_pair(stay, swap);
     const std::int64_t* a = stay.data();
     const std::int64_t* b = swap.data();
-    Distribution d;
-    {
-        // Safe: the core reads only the two buffers, which the arguments keep alive.
-        py::gil_scoped_release release;
-        d = engine(a, b, n);
-    }
-    return distribution_tuple(std::move(d));
+    // Safe: the core reads only the two buffers, which the arguments keep alive.
+    return distribution_tuple(without_gil([&] { return engine(a, b, n); }));
 }
 
 }  // namespace
@@ -47,8 +42,7 @@ void bind_distributions(py::module_& m) {
         [](const int_array& stay, const int_array& swap) {
             const std::size_t n = check_pair(stay, swap);
             const std::int64_t *a = stay.data(), *b = swap.data();
-            py::gil_scoped_release release;  // reads the buffers only
-            return summarize(a, b, n);
+            return without_gil([&] { return summarize(a, b, n); });  // reads the buffers only
         },
         py::arg("stay"), py::arg("swap"));
     m.def(
@@ -56,8 +50,7 @@ void bind_distributions(py::module_& m) {
         [](const int_array& x, const int_array& y) {
             const std::size_t n = check_pair(x, y);
             const std::int64_t *a = x.data(), *b = y.data();
-            py::gil_scoped_release release;  // reads the buffers only
-            return summarize_paired(a, b, n);
+            return without_gil([&] { return summarize_paired(a, b, n); });  // reads the buffers only
         },
         py::arg("x"), py::arg("y"));
 
@@ -68,23 +61,15 @@ void bind_distributions(py::module_& m) {
     m.def(
         "grouped_distribution",
         [](const EffectSummary& s) {
-            Distribution d;
-            {
-                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
-                d = grouped_distribution(s);
-            }
-            return distribution_tuple(std::move(d));
+            // The summary is immutable while we hold a reference.
+            return distribution_tuple(without_gil([&] { return grouped_distribution(s); }));
         },
         py::arg("summary"));
     m.def(
         "grouped_distribution_pieces",
         [](const EffectSummary& s) {
-            Distribution d;
-            {
-                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
-                d = grouped_distribution_pieces(s);
-            }
-            return distribution_tuple(std::move(d));
+            // The summary is immutable while we hold a reference.
+            return distribution_tuple(without_gil([&] { return grouped_distribution_pieces(s); }));
         },
         py::arg("summary"));
 }

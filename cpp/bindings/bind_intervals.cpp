@@ -6,10 +6,16 @@
 namespace pairperm::bindings {
 
 void bind_intervals(py::module_& m) {
-    m.def("clopper_pearson", &clopper_pearson, py::arg("hits"), py::arg("n"), py::arg("confidence"),
-          py::call_guard<py::gil_scoped_release>(), "Exact two-sided interval for hits / n.");
-    m.def("regularized_beta", &regularized_beta, py::arg("a"), py::arg("b"), py::arg("x"),
-          py::call_guard<py::gil_scoped_release>(), "I_x(a, b) = P[Binomial(a + b - 1, x) >= a].");
+    m.def(
+        "clopper_pearson",
+        [](std::int64_t hits, std::int64_t n, double confidence) {
+            return without_gil([&] { return clopper_pearson(hits, n, confidence); });
+        },
+        py::arg("hits"), py::arg("n"), py::arg("confidence"), "Exact two-sided interval for hits / n.");
+    m.def(
+        "regularized_beta",
+        [](std::int64_t a, std::int64_t b, double x) { return without_gil([&] { return regularized_beta(a, b, x); }); },
+        py::arg("a"), py::arg("b"), py::arg("x"), "I_x(a, b) = P[Binomial(a + b - 1, x) >= a].");
 }
 
 }  // namespace pairperm::bindings

@@ -27,31 +27,22 @@ py::tuple multi_tuple(MultiDistribution&& d) {
     return py::make_tuple(offset, flat.reshape(shape), tm);
 }
 
-MultiDistribution from_python(const py::sequence& offset, const py::array_t<double, py::array::c_style | py::array::forcecast>& pmf) {
-    MultiDistribution d;
-    if (static_cast<std::size_t>(pmf.ndim()) != py::len(offset))
-        throw std::invalid_argument("offset has " + std::to_string(py::len(offset)) + " coordinates but pmf has " +
-                                    std::to_string(pmf.ndim()) + " dimensions");
-    for (py::ssize_t j = 0; j < pmf.ndim(); ++j) {
-        d.shape.push_back(static_cast<std::size_t>(pmf.shape(j)));
-        d.offset.push_back(offset[static_cast<std::size_t>(j)].cast<std::int64_t>());
-    }
-    d.pmf.assign(pmf.data(), pmf.data() + pmf.size());
-    return d;
-}
+using coefficients = std::array<std::int64_t, 3>;
+using fraction = std::pair<std::int64_t, std::int64_t>;
 
-RatioDifference ratio_from(const std::array<std::int64_t, 3>& a_num, const std::array<std::int64_t, 3>& a_den,
-                           const std::array<std::int64_t, 3>& b_num, const std::array<std::int64_t, 3>& b_den,
-                           std::int64_t zero_num, std::int64_t zero_den, std::int64_t obs_num, std::int64_t obs_den) {
+RatioDifference make_ratio(const coefficients& a_num, const coefficients& a_den, const coefficients& b_num,
+                           const coefficients& b_den, const fraction& zero, const fraction& observed) {
+    if (zero.second <= 0 || observed.second <= 0)
+        throw std::invalid_argument("RatioStatistic: the denominators of zero and observed must be positive");
     RatioDifference h;
     h.a.num = a_num;
     h.a.den = a_den;
     h.b.num = b_num;
     h.b.den = b_den;
-    h.zero_num = zero_num;
-    h.zero_den = zero_den;
-    h.obs_num = obs_num;
-    h.obs_den = obs_den;
+    h.zero_num = zero.first;
+    h.zero_den = zero.second;
+    h.obs_num = observed.first;
+    h.obs_den = observed.second;
     return h;
 }
 
@@ -72,8 +63,7 @@ void bind_multidim(py::module_& m) {
         [](const int_array& stay, const int_array& swap) {
             const auto [n, mm] = check_pair_2d(stay, swap);
             const std::int64_t *a = stay.data(), *b = swap.data();
-            py::gil_scoped_release release;  // reads the buffers only
-            return summarize_multi(a, b, n, mm);
+            return without_gil([&, n = n, mm = mm] { return summarize_multi(a, b, n, mm); });  // reads the buffers only
         },
         py::arg("stay"), py::arg("swap"));
     m.def(
@@ -81,78 +71,71 @@ void bind_multidim(py::module_& m) {
         [](const int_array& stay, const int_array& swap) {
             const auto [n, mm] = check_pair_2d(stay, swap);
             const std::int64_t *a = stay.data(), *b = swap.data();
-            MultiDistribution d;
-            {
-                py::gil_scoped_release release;  // reads the buffers only; d is ours
-                d = convolve_dp_multi(a, b, n, mm);
-            }
-            return multi_tuple(std::move(d));
+            return multi_tuple(without_gil([&, n = n, mm = mm] { return convolve_dp_multi(a, b, n, mm); }));
         },
         py::arg("stay"), py::arg("swap"), "Alg. 3 over a dense m-D box; returns (offset, pmf, truncated_mass).");
     m.def(
         "grouped_distribution_multi",
         [](const MultiSummary& s) {
-            MultiDistribution d;
-            {
-                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
-                d = grouped_distribution_multi(s);
-            }
-            return multi_tuple(std::move(d));
+            // The summary is immutable while we hold a reference.
+            return multi_tuple(without_gil([&] { return grouped_distribution_multi(s); }));
         },
         py::arg("summary"));
-    m.attr("multidim_tail_bound") = multidim_tail_bound;
+
+    py::class_<RatioDifference>(
+        m, "RatioStatistic",
+        "h(s) = A(s) - B(s) with A = (a_num . (1, s1, s2)) / (a_den . (1, s1, s2)), B likewise;\n"
+        "a zero denominator gives zero = (num, den); observed = (num, den) is h at the observed sums.")
+        .def(py::init(&make_ratio), py::arg("a_num"), py::arg("a_den"), py::arg("b_num"), py::arg("b_den"),
+             py::arg("zero"), py::arg("observed"))
+        .def_property_readonly("a_num", [](const RatioDifference& h) { return h.a.num; })
+        .def_property_readonly("a_den", [](const RatioDifference& h) { return h.a.den; })
+        .def_property_readonly("b_num", [](const RatioDifference& h) { return h.b.num; })
+        .def_property_readonly("b_den", [](const RatioDifference& h) { return h.b.den; })
+        .def_property_readonly("zero", [](const RatioDifference& h) { return fraction{h.zero_num, h.zero_den}; })
+        .def_property_readonly("observed", [](const RatioDifference& h) { return fraction{h.obs_num, h.obs_den}; });
     m.def(
         "ratio_pvalue",
-        [](const py::sequence& offset, const py::array_t<double, py::array::c_style | py::array::forcecast>& pmf,
-           const std::array<std::int64_t, 3>& a_num, const std::array<std::int64_t, 3>& a_den,
-           const std::array<std::int64_t, 3>& b_num, const std::array<std::int64_t, 3>& b_den, std::int64_t zero_num,
-           std::int64_t zero_den, std::int64_t obs_num, std::int64_t obs_den, const std::string& alternative) {
-            const MultiDistribution d = from_python(offset, pmf);
-            const RatioDifference h = ratio_from(a_num, a_den, b_num, b_den, zero_num, zero_den, obs_num, obs_den);
+        [](const std::vector<std::int64_t>& offset, const double_array& pmf, const RatioDifference& statistic,
+           const std::string& alternative) {
+            if (static_cast<std::size_t>(pmf.ndim()) != offset.size())
+                throw std::invalid_argument("offset has " + std::to_string(offset.size()) +
+                                            " coordinates but pmf has " + std::to_string(pmf.ndim()) +
+                                            " dimensions");
+            std::vector<std::size_t> shape;
+            for (py::ssize_t j = 0; j < pmf.ndim(); ++j) shape.push_back(static_cast<std::size_t>(pmf.shape(j)));
             const Alternative alt = parse_alternative(alternative);
-            PValue p;
-            {
-                py::gil_scoped_release release;  // works on its own copies
-                p = ratio_pvalue(d, h, alt);
-            }
+            const double* data = pmf.data();  // read in place: the argument keeps it alive
+            const PValue p = without_gil(
+                [&] { return ratio_pvalue(data, offset.data(), shape.data(), shape.size(), statistic, alt); });
             return py::make_tuple(p.pvalue, p.log_pvalue);
         },
-        py::arg("offset"), py::arg("pmf"), py::arg("a_num"), py::arg("a_den"), py::arg("b_num"), py::arg("b_den"),
-        py::arg("zero_num"), py::arg("zero_den"), py::arg("obs_num"), py::arg("obs_den"), py::arg("alternative"));
+        py::arg("offset"), py::arg("pmf"), py::arg("statistic"), py::arg("alternative"));
     m.def(
         "ratio_tail_pvalue",
-        [](const MultiSummary& s, const std::array<std::int64_t, 3>& a_num, const std::array<std::int64_t, 3>& a_den,
-           const std::array<std::int64_t, 3>& b_num, const std::array<std::int64_t, 3>& b_den, std::int64_t zero_num,
-           std::int64_t zero_den, std::int64_t obs_num, std::int64_t obs_den, const std::string& alternative) {
-            const RatioDifference h = ratio_from(a_num, a_den, b_num, b_den, zero_num, zero_den, obs_num, obs_den);
+        [](const MultiSummary& s, const RatioDifference& statistic, const std::string& alternative) {
             const Alternative alt = parse_alternative(alternative);
             PValue p;
             bool certified = true;
             {
-                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
-                p = ratio_tail_pvalue(s, h, alt, &certified);
+                py::gil_scoped_release release;  // summary and statistic are immutable while referenced
+                p = ratio_tail_pvalue(s, statistic, alt, &certified);
             }
             return py::make_tuple(p.pvalue, p.log_pvalue, certified);
         },
-        py::arg("summary"), py::arg("a_num"), py::arg("a_den"), py::arg("b_num"), py::arg("b_den"), py::arg("zero_num"),
-        py::arg("zero_den"), py::arg("obs_num"), py::arg("obs_den"), py::arg("alternative"),
+        py::arg("summary"), py::arg("statistic"), py::arg("alternative"),
         "Exact-region p-value of a ratio difference with relative accuracy in the tails (exponential tilting); "
         "returns (pvalue, log_pvalue, certified).");
     m.def(
         "ratio_count",
-        [](const int_array& points, const std::array<std::int64_t, 3>& a_num, const std::array<std::int64_t, 3>& a_den,
-           const std::array<std::int64_t, 3>& b_num, const std::array<std::int64_t, 3>& b_den, std::int64_t zero_num,
-           std::int64_t zero_den, std::int64_t obs_num, std::int64_t obs_den, const std::string& alternative) {
+        [](const int_array& points, const RatioDifference& statistic, const std::string& alternative) {
             if (points.ndim() != 2) throw std::invalid_argument("ratio_count: points must have shape (K, m)");
-            const RatioDifference h = ratio_from(a_num, a_den, b_num, b_den, zero_num, zero_den, obs_num, obs_den);
             const Alternative alt = parse_alternative(alternative);
             const auto k = static_cast<std::size_t>(points.shape(0)), mm = static_cast<std::size_t>(points.shape(1));
             const std::int64_t* p = points.data();
-            py::gil_scoped_release release;  // reads the buffer only
-            return ratio_count(p, k, mm, h, alt);
+            return without_gil([&] { return ratio_count(p, k, mm, statistic, alt); });  // reads the buffer only
         },
-        py::arg("points"), py::arg("a_num"), py::arg("a_den"), py::arg("b_num"), py::arg("b_den"), py::arg("zero_num"),
-        py::arg("zero_den"), py::arg("obs_num"), py::arg("obs_den"), py::arg("alternative"));
+        py::arg("points"), py::arg("statistic"), py::arg("alternative"));
 }
 
 }  // namespace pairperm::bindings

@@ -18,8 +18,7 @@ RealProblem problem_from(const real_array& stay, const real_array& swap, const s
     const Alternative alt = parse_alternative(alternative);
     const double *a = stay.data(), *b = swap.data();
     const auto n = static_cast<std::size_t>(stay.shape(0));
-    py::gil_scoped_release release;  // reads only
-    return real_problem(a, b, n, alt, rtol);
+    return without_gil([&] { return real_problem(a, b, n, alt, rtol); });  // reads only
 }
 
 }  // namespace
@@ -36,11 +35,7 @@ void bind_real(py::module_& m) {
         "real_exact",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol) {
             RealProblem p = problem_from(stay, swap, alternative, rtol);
-            RealExactResult r;
-            {
-                py::gil_scoped_release release;
-                r = real_exact(p);
-            }
+            const RealExactResult r = without_gil([&] { return real_exact(p); });
             return py::make_tuple(r.pvalue, r.log_pvalue, r.hits, p.region.n_varying);
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"),
@@ -50,11 +45,7 @@ void bind_real(py::module_& m) {
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
            std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
             RealProblem p = problem_from(stay, swap, alternative, rtol);
-            RealISResult r;
-            {
-                py::gil_scoped_release release;
-                r = real_saddlepoint_is(p, n_resamples, seed, n_threads);
-            }
+            const RealISResult r = without_gil([&] { return real_saddlepoint_is(p, n_resamples, seed, n_threads); });
             py::dict d;
             d["pvalue"] = r.pvalue;
             d["log_pvalue"] = r.log_pvalue;
@@ -73,11 +64,7 @@ void bind_real(py::module_& m) {
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
            std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
             RealProblem p = problem_from(stay, swap, alternative, rtol);
-            RealMCResult r;
-            {
-                py::gil_scoped_release release;
-                r = real_monte_carlo(p, n_resamples, seed, n_threads);
-            }
+            const RealMCResult r = without_gil([&] { return real_monte_carlo(p, n_resamples, seed, n_threads); });
             return py::make_tuple(r.pvalue, r.hits);
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
@@ -90,10 +77,8 @@ void bind_real(py::module_& m) {
             const double* kp = k.data();
             const auto n = static_cast<std::size_t>(k.shape(0));
             double* o = out.mutable_data();
-            {
-                py::gil_scoped_release release;  // `out` is ours alone until we return it
-                real_sample_t(kp, n, theta, n_resamples, seed, o, n_threads);
-            }
+            // `out` is ours alone until we return it.
+            without_gil([&] { real_sample_t(kp, n, theta, n_resamples, seed, o, n_threads); });
             return out;
         },
         py::arg("k"), py::arg("theta"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0,

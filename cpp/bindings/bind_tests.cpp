@@ -1,8 +1,6 @@
 // Bindings for p-values, Monte Carlo sampling and binomial helpers.
 #include "pybind.hpp"
 
-#include <new>
-
 #include "pairperm/band_tail.hpp"
 #include "pairperm/binomial.hpp"
 #include "pairperm/monte_carlo.hpp"
@@ -13,17 +11,14 @@ namespace pairperm::bindings {
 void bind_tests(py::module_& m) {
     m.def(
         "pvalue_from_distribution",
-        [](std::int64_t offset, const py::array_t<double, py::array::c_style | py::array::forcecast>& pmf,
-           std::int64_t observed, std::int64_t twice_mean, const std::string& alternative) {
-            Distribution d;
-            d.offset = offset;
-            d.pmf.assign(pmf.data(), pmf.data() + pmf.size());
+        [](std::int64_t offset, const double_array& pmf, std::int64_t observed, std::int64_t twice_mean,
+           const std::string& alternative) {
+            if (pmf.ndim() != 1) throw std::invalid_argument("pvalue_from_distribution: pmf must be 1-D");
             const Alternative alt = parse_alternative(alternative);
-            PValue p;
-            {
-                py::gil_scoped_release release;  // works on its own copy
-                p = pvalue_from_distribution(d, observed, twice_mean, alt);
-            }
+            const double* data = pmf.data();  // read in place: the argument keeps it alive
+            const auto size = static_cast<std::size_t>(pmf.size());
+            const PValue p = without_gil(
+                [&] { return pvalue_from_distribution(data, size, offset, observed, twice_mean, alt); });
             return py::make_tuple(p.pvalue, p.log_pvalue);
         },
         py::arg("offset"), py::arg("pmf"), py::arg("observed"), py::arg("twice_mean"), py::arg("alternative"));
@@ -31,23 +26,23 @@ void bind_tests(py::module_& m) {
         "grouped_pvalue",
         [](const EffectSummary& s, const std::string& alternative) {
             const Alternative alt = parse_alternative(alternative);
-            PValue p;
-            {
-                py::gil_scoped_release release;  // the summary is immutable while we hold a reference
-                p = grouped_pvalue(s, alt);
-            }
+            // The summary is immutable while we hold a reference.
+            const PValue p = without_gil([&] { return grouped_pvalue(s, alt); });
             return py::make_tuple(p.pvalue, p.log_pvalue);
         },
         py::arg("summary"), py::arg("alternative"));
     m.def(
+        "grouped_pvalue_is_affordable",
+        [](const EffectSummary& s) { return grouped_pvalue_is_affordable(s); }, py::arg("summary"),
+        "Whether grouped_pvalue stays within grouped_max_window and grouped_max_work.");
+    m.attr("grouped_max_window") = grouped_max_window;
+    m.attr("grouped_max_work") = grouped_max_work;
+    m.def(
         "band_pvalue",
         [](const EffectSummary& s, const std::string& alternative, double max_work) {
             const Alternative alt = parse_alternative(alternative);
-            BandPValue p;
-            {
-                py::gil_scoped_release release;
-                p = band_pvalue(s, alt, max_work);
-            }
+            // The summary is immutable while we hold a reference.
+            const BandPValue p = without_gil([&] { return band_pvalue(s, alt, max_work); });
             return py::make_tuple(p.done, p.pvalue, p.log_pvalue, p.error, p.work);
         },
         py::arg("summary"), py::arg("alternative"), py::arg("max_work"),
@@ -56,8 +51,7 @@ void bind_tests(py::module_& m) {
     m.def(
         "log_upper_tail",
         [](const EffectSummary& s, std::int64_t x) {
-            py::gil_scoped_release release;
-            return log_upper_tail(s, x);
+            return without_gil([&] { return log_upper_tail(s, x); });
         },
         py::arg("summary"), py::arg("x"), "log P[S >= x] by exponential tilting.");
     m.def(
@@ -72,26 +66,17 @@ void bind_tests(py::module_& m) {
             py::array_t<std::int64_t> out({static_cast<py::ssize_t>(n_resamples), static_cast<py::ssize_t>(mm)});
             const std::int64_t *a = stay.data(), *b = swap.data();
             std::int64_t* o = out.mutable_data();
-            {
-                py::gil_scoped_release release;  // `out` is ours alone until we return it
-                sample_sums(a, b, n, mm, n_resamples, seed, o, n_threads);
-            }
+            // `out` is ours alone until we return it.
+            without_gil([&] { sample_sums(a, b, n, mm, n_resamples, seed, o, n_threads); });
             return out;
         },
         py::arg("stay"), py::arg("swap"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0);
     m.def(
         "binomial_sf_ge",
         [](std::int64_t n, double p, std::int64_t x) {
-            py::gil_scoped_release release;
-            return binomial_sf_ge(n, p, x);
+            return without_gil([&] { return binomial_sf_ge(n, p, x); });
         },
         py::arg("n"), py::arg("p"), py::arg("x"), "P[X >= x] for X ~ Binomial(n, p).");
-    // Exercises the exception translation of the binding layer (used by the tests only).
-    m.def("_raise_for_test", [](const std::string& kind) {
-        if (kind == "bad_alloc") throw std::bad_alloc();
-        if (kind == "invalid_argument") throw std::invalid_argument("raised for a test");
-        if (kind == "length_error") throw std::length_error("raised for a test");
-    });
     m.def("binomial_log_pmf", &binomial_log_pmf, py::arg("n"), py::arg("p"), py::arg("x"));
     m.def(
         "binomial_pmf",

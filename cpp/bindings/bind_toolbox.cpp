@@ -12,17 +12,14 @@ void bind_toolbox(py::module_& m) {
             if (n == 0) throw std::invalid_argument("bootstrap_counts: n must be >= 1");
             py::array_t<double> out({static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(n)});
             double* o = out.mutable_data();
-            {
-                py::gil_scoped_release release;  // `out` is ours alone until we return it
-                bootstrap_counts(n, k, seed, o, n_threads);
-            }
+            without_gil([&] { bootstrap_counts(n, k, seed, o, n_threads); });  // `out` is ours alone
             return out;
         },
         py::arg("n"), py::arg("k"), py::arg("seed"), py::arg("n_threads") = 0,
         "(k, n) float64 Multinomial(n, 1/n) count vectors; row r depends only on (seed, r).");
     m.def(
         "bootstrap_sums",
-        [](const py::array_t<double, py::array::c_style | py::array::forcecast>& stats, std::size_t k,
+        [](const double_array& stats, std::size_t k,
            std::uint64_t seed, unsigned n_threads) {
             if (stats.ndim() != 2 || stats.shape(0) == 0)
                 throw std::invalid_argument("bootstrap_sums: stats must have shape (N, m) with N >= 1");
@@ -31,10 +28,8 @@ void bind_toolbox(py::module_& m) {
             py::array_t<double> out({static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(mm)});
             const double* s = stats.data();
             double* o = out.mutable_data();
-            {
-                py::gil_scoped_release release;  // reads `stats`, writes only `out`, which is ours
-                bootstrap_sums(s, n, mm, k, seed, o, n_threads);
-            }
+            // Reads `stats`, writes only `out`, which is ours.
+            without_gil([&] { bootstrap_sums(s, n, mm, k, seed, o, n_threads); });
             return out;
         },
         py::arg("stats"), py::arg("k"), py::arg("seed"), py::arg("n_threads") = 0,

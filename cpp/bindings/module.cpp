@@ -3,7 +3,7 @@
 
 PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     m.doc() = "pairperm's compiled core (private; use the pairperm package)";
-    m.attr("max_support") = pairperm::max_support;
+    pairperm::bindings::bind_runtime(m);
     pairperm::bindings::bind_distributions(m);
     pairperm::bindings::bind_tests(m);
     pairperm::bindings::bind_multidim(m);

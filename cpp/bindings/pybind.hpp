@@ -1,15 +1,22 @@
-// Shared by every binding file: the pybind11 namespace alias and array helpers.
+// Shared by every binding file: the pybind11 namespace alias, array helpers and the one
+// way to run core code without the GIL.
 #pragma once
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>
+#endif
+
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "pairperm/distribution.hpp"
+#include "pairperm/errors.hpp"
 
 namespace py = pybind11;
 
@@ -17,6 +24,39 @@ namespace pairperm::bindings {
 
 // Inputs arrive contiguous and int64 only after Python validated them.
 using int_array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+using double_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// Runs f() with the GIL released and takes it back explicitly, never in a destructor: at
+// interpreter exit, re-taking the GIL from a daemon thread ends that thread with a forced
+// unwind (pthread_exit), and if that unwind crossed a noexcept destructor such as
+// ~gil_scoped_release the process would abort. f must join any threads it starts before
+// returning or throwing (the core's parallel_for does). pairperm::interrupted becomes the
+// Python exception that the interrupt poll left pending (KeyboardInterrupt).
+template <class F>
+decltype(auto) without_gil(F&& f) {
+    PyThreadState* state = PyEval_SaveThread();
+    try {
+        if constexpr (std::is_void_v<decltype(f())>) {
+            f();
+            PyEval_RestoreThread(state);
+        } else {
+            auto result = f();
+            PyEval_RestoreThread(state);
+            return result;
+        }
+#if defined(__GLIBCXX__)
+    } catch (abi::__forced_unwind&) {
+        throw;  // this thread is being torn down: it must not touch Python again
+#endif
+    } catch (const interrupted&) {
+        PyEval_RestoreThread(state);
+        if (PyErr_Occurred() == nullptr) PyErr_SetNone(PyExc_KeyboardInterrupt);
+        throw py::error_already_set();
+    } catch (...) {
+        PyEval_RestoreThread(state);
+        throw;
+    }
+}
 
 // Hand a std::vector to NumPy without copying: the capsule owns it.
 template <class T>
@@ -52,6 +92,7 @@ void bind_distributions(py::module_& m);
 void bind_tests(py::module_& m);
 void bind_multidim(py::module_& m);
 void bind_toolbox(py::module_& m);
+void bind_runtime(py::module_& m);
 void bind_real(py::module_& m);
 void bind_intervals(py::module_& m);
 void bind_batch(py::module_& m);

@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "charfn.hpp"
-#include "pairperm/convolution.hpp"
+#include "check_interrupt.hpp"
+#include "numeric.hpp"
+#include "convolution.hpp"
 
 namespace pairperm {
 
@@ -25,7 +27,7 @@ namespace {
 
 constexpr double log_negligible = -45.0;  // per skipped frequency, relative to the bound below
 constexpr double log_alias = -45.0;       // each Hoeffding/Bernstein tail that aliases in
-constexpr double two_pi = 2.0 * M_PI;
+constexpr double two_pi = 2.0 * detail::pi;
 
 struct Tail {
     double log_p = 0.0;      // log P[S' >= s]
@@ -38,15 +40,15 @@ struct Tail {
 // theta with tilted mean s (2 s > top).
 double tilt_for(const detail::ReducedLaw& law, double s) {
     auto mean = [&](double theta, double* slope) {
-        long double m = 0, v = 0;
+        detail::CompensatedSum m, v;
         for (const Group& g : law.groups) {
             const double k = static_cast<double>(g.k), c = static_cast<double>(g.count);
             const double q = 1.0 / (1.0 + std::exp(-theta * k));
-            m += c * k * q;
-            v += c * k * k * q * (1.0 - q);
+            m.add(c * k * q);
+            v.add(c * k * k * q * (1.0 - q));
         }
-        if (slope) *slope = static_cast<double>(v);
-        return static_cast<double>(m);
+        if (slope) *slope = v.value();
+        return m.value();
     };
     // The tilted mean is increasing and concave for theta > 0, so Newton from 0 climbs to the
     // root from below; the bracket only guards against round-off.
@@ -96,7 +98,7 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
     };
     std::vector<G> gs;
     gs.reserve(law.groups.size());
-    long double log_m = 0, mean = 0;
+    detail::CompensatedSum log_m, mean;
     double A = 0, V = 0;
     for (const Group& g : law.groups) {
         const double k = static_cast<double>(g.k), c = static_cast<double>(g.count);
@@ -104,13 +106,14 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
         const double r = e / (1.0 + e), q = 1.0 / (1.0 + e);
         const double a = c * q * r;
         gs.push_back({k, c, q, r, a, g.k, g.count});
-        log_m += static_cast<long double>(c) * (theta * k + std::log1p(e) - std::log(2.0));
-        mean += static_cast<long double>(c) * k * q;
+        log_m.add(c * (theta * k + std::log1p(e) - std::log(2.0)));
+        mean.add(c * k * q);
         A += a;
         V += a * k * k;
     }
-    out.log_scale = static_cast<double>(log_m - static_cast<long double>(theta) * sd);
-    const double m_theta = static_cast<double>(mean);
+    log_m.add_product(-theta, sd);
+    out.log_scale = log_m.value();
+    const double m_theta = mean.value();
 
     // The period M: aliased mass from both tails and the geometric weight below e^log_alias.
     const double t = deviation(law.variance_range, V, kmax, log_alias);
@@ -134,7 +137,7 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
         auto Lf = detail::good_fft_size(static_cast<std::size_t>(F * kmax) + 8);
         while (Lf % 2 != 0) Lf = detail::good_fft_size(Lf + 1);
         const double hf = two_pi / static_cast<double>(Lf);
-        const double nodes_est = Md / M_PI * std::sqrt(2.0 * (threshold + V * hf * hf / 8.0) / V) + 1.0;
+        const double nodes_est = Md / detail::pi * std::sqrt(2.0 * (threshold + V * hf * hf / 8.0) / V) + 1.0;
         const double cost = 3.0 * static_cast<double>(Lf) * std::log2(static_cast<double>(Lf)) +
                             5.0 * nodes_est * static_cast<double>(gs.size());
         if (cost < best) {
@@ -183,13 +186,14 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
     // Largest k first: for a strong tilt those factors are near e^{i w k} and carry the phase.
     const std::int64_t s_mod = s % M;
     const double shrink = std::exp(-theta);
-    long double sum = 0, sum_abs = 0;
+    detail::CompensatedSum sum, sum_abs;
+    detail::Progress progress;
     for (const std::int64_t j : nodes) {
+        progress.add(gs.size());
         // e^{i w k} by one complex multiply per unit step of k (consecutive k are the common
         // case), re-anchored by an exactly reduced sincos every 32 groups.
         const double w = two_pi * static_cast<double>(j) / Md;
-        double step_re, step_im;
-        sincos(w, &step_im, &step_re);
+        const double step_re = std::cos(w), step_im = std::sin(w);
         double pr = 1.0, pi = 0.0, log_mag = 0.0, phase = 0.0;
         double er = 1.0, ei = 0.0;
         std::int64_t k_prev = -1;
@@ -197,7 +201,9 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
         for (const G& g : gs) {
             if (since == 0 || g.k_int != k_prev + 1) {
                 const std::int64_t m = (j * (g.k_int % M)) % M;
-                sincos(two_pi * static_cast<double>(m) / Md, &ei, &er);
+                const double x = two_pi * static_cast<double>(m) / Md;
+                ei = std::sin(x);
+                er = std::cos(x);
             } else {
                 const double nr = er * step_re - ei * step_im;
                 ei = er * step_im + ei * step_re;
@@ -229,18 +235,18 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
         const std::complex<double> denom = 1.0 - shrink * std::polar(1.0, -w);
         const std::complex<double> term = prod * unit / denom * std::exp(log_mag);
         const double weight = j == 0 ? 1.0 : 2.0;  // node -j is the conjugate of node j
-        sum += weight * term.real();
-        sum_abs += weight * std::abs(term);
+        sum.add(weight * term.real());
+        sum_abs.add(weight * std::abs(term));
     }
-    const double I = static_cast<double>(sum) / Md;
+    const double I = sum.value() / Md;
     // Each term: ~4 roundings per group in the product and the phase, plus the exp and the
     // divisions; sincos arguments are reduced exactly, so that is all.
     const double rho = 2.3e-16 * (8.0 * n_total + 64.0 * 8.0);
-    const double error_round = static_cast<double>(sum_abs) / Md * rho + 1e-300;
+    const double error_round = sum_abs.value() / Md * rho + 1e-300;
     out.error_i = error_alias + error_skip + error_round;
     out.done = true;
     // Rounding in log_scale (a difference of large terms) is a relative error of the result.
-    const double scale_err = 4e-16 * (std::fabs(static_cast<double>(log_m)) + std::fabs(theta * sd) + 1.0);
+    const double scale_err = 4e-16 * (std::fabs(out.log_scale) + 2.0 * std::fabs(theta * sd) + 1.0);
     if (!(I > 0)) {
         out.log_p = -INFINITY;
         out.error_i += scale_err * 0;  // p is 0 up to the error itself

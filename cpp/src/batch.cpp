@@ -18,8 +18,11 @@
 #include <system_error>
 #include <thread>
 
+#include "check_interrupt.hpp"
+#include "pairperm/errors.hpp"
 #include "pairperm/local_effects.hpp"
 #include "pairperm/pvalue.hpp"
+#include "parallel.hpp"
 
 namespace pairperm {
 namespace {
@@ -35,6 +38,9 @@ struct BatchState {
     std::mutex mutex;
     std::condition_variable all_done;
     std::size_t completed = 0;  // guarded by mutex
+    // Set by the calling thread when an interrupt arrives: the remaining pairs are skipped
+    // (still counted as completed, so the wait below ends) and the call then throws.
+    std::atomic<bool> interrupted{false};
 };
 
 PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n, Alternative alternative) {
@@ -43,9 +49,15 @@ PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n,
         const EffectSummary s = summarize_paired(x, y, n);
         r.observed = s.observed;
         r.n_varying = s.n_varying;
+        if (!grouped_pvalue_is_affordable(s)) {
+            r.status = 1;  // the caller's single-pair route picks another engine
+            return r;
+        }
         const PValue pv = grouped_pvalue(s, alternative);
         r.pvalue = pv.pvalue;
         r.log_pvalue = pv.log_pvalue;
+    } catch (const interrupted&) {
+        throw;  // not this pair's fault: the whole call stops
     } catch (const std::exception&) {
         // Only this pair is affected; the caller reruns it where errors are reported.
         r = PairPValue{};
@@ -60,7 +72,17 @@ void work(BatchState& st) {
     for (std::size_t p = st.next.fetch_add(1); p < st.n_pairs; p = st.next.fetch_add(1)) {
         const std::int64_t* x = st.scores + static_cast<std::size_t>(st.pairs[2 * p]) * st.n;
         const std::int64_t* y = st.scores + static_cast<std::size_t>(st.pairs[2 * p + 1]) * st.n;
-        st.out[p] = one_pair(x, y, st.n, st.alternative);
+        if (st.interrupted.load(std::memory_order_relaxed)) {
+            st.out[p].status = 1;
+        } else {
+            try {
+                detail::check_interrupt();  // polls on the calling thread only
+                st.out[p] = one_pair(x, y, st.n, st.alternative);
+            } catch (const interrupted&) {
+                st.out[p].status = 1;
+                st.interrupted.store(true, std::memory_order_relaxed);
+            }
+        }
         ++done;
     }
     if (done == 0) return;
@@ -87,11 +109,14 @@ void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, st
     st->n_pairs = n_pairs;
     st->alternative = alternative;
     st->out = out;
-    unsigned threads = n_threads ? n_threads : std::max(1U, std::thread::hardware_concurrency());
+    unsigned threads = detail::resolve_threads(n_threads);
     threads = static_cast<unsigned>(std::min<std::size_t>(threads, n_pairs));
     for (unsigned t = 1; t < threads; ++t) {
         try {
-            std::thread([st] { work(*st); }).detach();
+            std::thread([st] {
+                detail::mark_worker_thread();
+                work(*st);
+            }).detach();
         } catch (const std::system_error&) {
             break;  // no more threads available: the others (and this one) share the work
         }
@@ -99,6 +124,7 @@ void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, st
     work(*st);
     std::unique_lock<std::mutex> lock(st->mutex);
     st->all_done.wait(lock, [&] { return st->completed == st->n_pairs; });
+    if (st->interrupted.load(std::memory_order_relaxed)) throw interrupted();
 }
 
 }  // namespace pairperm

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "numeric.hpp"
+
 namespace pairperm {
 namespace {
 
@@ -56,7 +58,7 @@ double binomial_log_pmf(std::int64_t n, double p, std::int64_t x) {
     if (x == 0) return nd * std::log1p(-p);
     if (x == n) return nd * std::log(p);
     const double lc = stirlerr(nd) - stirlerr(xd) - stirlerr(nd - xd) - bd0(xd, nd * p) - bd0(nd - xd, nd * q);
-    return lc + 0.5 * std::log(nd / (2 * M_PI * xd * (nd - xd)));
+    return lc + 0.5 * std::log(nd / (2 * detail::pi * xd * (nd - xd)));
 }
 
 std::vector<double> binomial_pmf(std::int64_t n, double p, std::int64_t lo, std::int64_t hi) {
@@ -101,14 +103,14 @@ double binomial_sf_ge(std::int64_t n, double p, std::int64_t x) {
     // Sum the side of x that is the tail, so small results keep their relative accuracy.
     if (static_cast<double>(x) > mean) {
         auto pmf = binomial_pmf(n, p, x, n);
-        long double s = 0;
-        for (auto it = pmf.rbegin(); it != pmf.rend(); ++it) s += *it;
-        return std::min(1.0, static_cast<double>(s));
+        detail::CompensatedSum s;
+        for (auto it = pmf.rbegin(); it != pmf.rend(); ++it) s.add(*it);
+        return std::min(1.0, s.value());
     }
     auto pmf = binomial_pmf(n, p, 0, x - 1);
-    long double s = 0;
-    for (double v : pmf) s += v;
-    return std::max(0.0, 1.0 - static_cast<double>(s));
+    detail::CompensatedSum s;
+    for (double v : pmf) s.add(v);
+    return std::max(0.0, 1.0 - s.value());
 }
 
 }  // namespace pairperm

@@ -1,9 +1,11 @@
 // Linear convolution helpers on top of pocketfft's 1-D real plans (halfcomplex layout),
 // shared by the papers' FFT tree and the grouped engine.
-#include "pairperm/convolution.hpp"
+#include "convolution.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include "pocketfft.hpp"
@@ -14,7 +16,24 @@ namespace {
 
 using real_plan = pocketfft::detail::pocketfft_r<double>;
 
-std::shared_ptr<real_plan> plan_for(std::size_t n) { return pocketfft::detail::get_plan<real_plan>(n); }
+// pocketfft's own plan cache is built disabled (POCKETFFT_CACHE_SIZE=0): it is guarded by a
+// process-wide mutex, and a fork() while another thread holds it leaves the child blocked
+// forever. This per-thread cache needs no lock; a thread only ever sees its own plans.
+std::shared_ptr<real_plan> plan_for(std::size_t n) {
+    struct Entry {
+        std::size_t n = 0;
+        std::shared_ptr<real_plan> plan;
+    };
+    constexpr std::size_t slots = 16;
+    thread_local std::array<Entry, slots> cache;
+    thread_local std::size_t next_slot = 0;
+    for (const Entry& e : cache)
+        if (e.plan && e.n == n) return e.plan;
+    auto plan = std::make_shared<real_plan>(n);
+    cache[next_slot] = {n, plan};
+    next_slot = (next_slot + 1) % slots;
+    return plan;
+}
 
 }  // namespace
 

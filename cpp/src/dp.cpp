@@ -1,6 +1,7 @@
 // The papers' Alg. 3: S built entry by entry over a dense running support.
 #include <algorithm>
 
+#include "check_interrupt.hpp"
 #include "pairperm/engines.hpp"
 #include "support_check.hpp"
 
@@ -8,15 +9,17 @@ namespace pairperm {
 
 Distribution convolve_dp(const std::int64_t* stay, const std::int64_t* swap, std::size_t n) {
     const EffectSummary s = summarize(stay, swap, n);  // overflow checks + final width
-    detail::check_support(2.0L * static_cast<long double>(s.k_sum + 1), "convolve_dp",
+    detail::check_support(2.0 * (static_cast<double>(s.k_sum) + 1.0), "convolve_dp",
                           "use method='auto' (the grouped engine keeps only the certified window)");
     const auto width = static_cast<std::size_t>(s.k_sum) + 1;
     std::vector<double> cur(width, 0.0), next(width, 0.0);
     cur[0] = 1.0;
     std::size_t w = 1;  // running support [lo_so_far, lo_so_far + w)
+    detail::Progress progress;
     for (std::size_t i = 0; i < n; ++i) {
         const auto k = static_cast<std::size_t>(stay[i] > swap[i] ? stay[i] - swap[i] : swap[i] - stay[i]);
         if (k == 0) continue;  // a pure shift, accounted for in lo_sum
+        progress.add(w + k);
         // next[j] = (cur[j] + cur[j - k]) / 2 in three branch-free runs; halving is exact.
         const std::size_t overlap_end = std::min(w, k);
         for (std::size_t j = 0; j < overlap_end; ++j) next[j] = 0.5 * cur[j];

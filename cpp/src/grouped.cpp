@@ -1,12 +1,14 @@
-// The grouped engine (SPEC §1.3-1.4): at most G binomial groups instead of N leaves.
+// The grouped engine: at most G binomial groups instead of N leaves.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <queue>
 
 #include "charfn.hpp"
+#include "check_interrupt.hpp"
+#include "convolution.hpp"
+#include "numeric.hpp"
 #include "pairperm/binomial.hpp"
-#include "pairperm/convolution.hpp"
 #include "pairperm/engines.hpp"
 #include "support_check.hpp"
 
@@ -48,17 +50,16 @@ struct TiltedGroup {
     double sign;        // imaginary sign of the residual factor
 };
 
-}  // namespace
+// Spectrum values below e^-50 are dropped: together they move any pmf entry by less
+// than e^-50 ~ 2e-22, far below the inverse FFT's own round-off (~1e-16 of the peak).
+// This keeps the work near the frequencies that matter (|w| < ~10 / sigma).
+constexpr double log_negligible = -50.0;
 
-std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M) {
-    M = good_fft_size(std::max<std::size_t>(M, 1));
-    check_support(static_cast<long double>(M) * 2.0L, "grouped engine",
-                  "even the certified window is this wide (a few very large |stay - swap| leave huge gaps "
-                  "in the support); use monte_carlo_test");
-    const auto Mi = static_cast<std::int64_t>(M);
-    // Factor e^{-i w k'} out of every group with q > 1/2 (an exact integer shift A) so each
-    // residual factor (1 - r) + r e^{-+ i w k'} has r <= 1/2 and a small phase.
-    std::int64_t shift = 0;
+// Phase 1. Factor e^{-i w k'} out of every group with q > 1/2 (an exact integer shift,
+// returned mod M) so each residual factor (1 - r) + r e^{-+ i w k'} has r <= 1/2 and a
+// small phase. Strongest decay first, so that most frequencies are discarded after one group.
+std::vector<TiltedGroup> tilted_groups(const ReducedLaw& law, double theta, std::int64_t Mi, std::int64_t& shift) {
+    shift = 0;
     std::vector<TiltedGroup> gs;
     gs.reserve(law.groups.size());
     for (const Group& g : law.groups) {
@@ -69,72 +70,97 @@ std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::
         gs.push_back({mod_positive(g.k, Mi), static_cast<double>(g.count), r, 4.0 * r * (1.0 - r),
                       flipped ? 1.0 : -1.0});
     }
-    // Strongest decay first so that most frequencies are discarded after one group.
     std::sort(gs.begin(), gs.end(),
               [](const TiltedGroup& a, const TiltedGroup& b) { return a.count * a.four_rq > b.count * b.four_rq; });
-    const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
+    return gs;
+}
 
-    // Spectrum values below e^-50 are dropped: together they move any pmf entry by less
-    // than e^-50 ~ 2e-22, far below the inverse FFT's own round-off (~1e-16 of the peak).
-    // This keeps the work near the frequencies that matter (|w| < ~10 / sigma).
-    constexpr double log_negligible = -50.0;
-    const double pi_over_M = M_PI / static_cast<double>(M);
-    const std::size_t half = M / 2;
-    std::vector<double> spectrum(2 * (half + 1), 0.0);
+// Phase 2. One group alone already decides most frequencies: its factor has magnitude
+// above e^log_negligible only where frac(j k' / M) lies within delta of an integer, with
+// sin^2(pi delta) = -expm1(2 log_negligible / c) / (4 r (1 - r)). Picks the group with the
+// fewest such candidates (nullptr: every frequency is a candidate).
+struct FrequencyFilter {
+    const TiltedGroup* group = nullptr;
+    double delta = 0.5;
+};
 
-    auto evaluate = [&](std::size_t j) {
-        const auto ji = static_cast<std::int64_t>(j);
-        double log_mag = 0.0, phase = 0.0;
-        for (const TiltedGroup& g : gs) {
-            const std::int64_t m = (ji * g.k_mod) % Mi;
-            double sx, cx;
-            sincos(pi_over_M * static_cast<double>(m), &sx, &cx);
-            const double s2 = sx * sx;
-            log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
-            if (!(log_mag > log_negligible)) return;
-            // Residual factor (1 - r) + r e^{sign * i * 2x}, with x = pi m / M.
-            const double re = 1.0 - 2.0 * g.r * s2;
-            const double im = g.sign * 2.0 * g.r * sx * cx;
-            phase += g.count * std::atan2(im, re);
-        }
-        const std::int64_t m0 = (ji * phase_shift) % Mi;
-        phase += 2.0 * pi_over_M * static_cast<double>(m0);
-        const double mag = std::exp(log_mag);
-        spectrum[2 * j] = mag * std::cos(phase);
-        spectrum[2 * j + 1] = mag * std::sin(phase);
-    };
-
-    // One group alone already decides most frequencies: its factor has magnitude above
-    // e^log_negligible only where frac(j k' / M) lies within delta of an integer, with
-    // sin^2(pi delta) = -expm1(2 log_negligible / c) / (4 r (1 - r)). Enumerate exactly
-    // those j for the group with the fewest candidates instead of scanning all M/2 + 1.
-    double best_delta = 0.5;
-    const TiltedGroup* filter = nullptr;
+FrequencyFilter choose_filter(const std::vector<TiltedGroup>& gs) {
+    FrequencyFilter best;
     for (const TiltedGroup& g : gs) {
         if (g.k_mod == 0 || g.four_rq <= 0) continue;
         const double tau = -std::expm1(2.0 * log_negligible / g.count) / g.four_rq;
         if (tau >= 1.0) continue;
-        const double delta = std::asin(std::sqrt(tau)) / M_PI;
-        if (delta < best_delta) {
-            best_delta = delta;
-            filter = &g;
-        }
+        const double delta = std::asin(std::sqrt(tau)) / pi;
+        if (delta < best.delta) best = {&g, delta};
     }
-    if (filter == nullptr) {
-        for (std::size_t j = 0; j <= half; ++j) evaluate(j);
-    } else {
-        // Widen by one grid step so that rounding at the interval ends cannot drop a point.
-        const double k = static_cast<double>(filter->k_mod), Md = static_cast<double>(M);
-        const double reach = best_delta * Md / k + 1.0;
-        std::size_t next_free = 0;  // intervals are increasing; never evaluate a j twice
-        for (std::int64_t n = 0; static_cast<double>(n) * Md / k - reach <= static_cast<double>(half); ++n) {
-            const double centre = static_cast<double>(n) * Md / k;
-            const auto lo = static_cast<std::size_t>(std::max(0.0, std::ceil(centre - reach)));
-            const auto hi = static_cast<std::size_t>(std::min(static_cast<double>(half), std::floor(centre + reach)));
-            for (std::size_t j = std::max(lo, next_free); j <= hi; ++j) evaluate(j);
-            next_free = std::max(next_free, hi + 1);
-        }
+    return best;
+}
+
+// Phase 3. visit(j) for every candidate frequency j in [0, half], each exactly once.
+template <class Visit>
+void for_each_candidate(const FrequencyFilter& filter, std::size_t M, Visit&& visit) {
+    const std::size_t half = M / 2;
+    if (filter.group == nullptr) {
+        for (std::size_t j = 0; j <= half; ++j) visit(j);
+        return;
     }
+    // Widen by one grid step so that rounding at the interval ends cannot drop a point.
+    const double k = static_cast<double>(filter.group->k_mod), Md = static_cast<double>(M);
+    const double reach = filter.delta * Md / k + 1.0;
+    std::size_t next_free = 0;  // intervals are increasing; never visit a j twice
+    for (std::int64_t n = 0; static_cast<double>(n) * Md / k - reach <= static_cast<double>(half); ++n) {
+        const double centre = static_cast<double>(n) * Md / k;
+        const auto lo = static_cast<std::size_t>(std::max(0.0, std::ceil(centre - reach)));
+        const auto hi = static_cast<std::size_t>(std::min(static_cast<double>(half), std::floor(centre + reach)));
+        for (std::size_t j = std::max(lo, next_free); j <= hi; ++j) visit(j);
+        next_free = std::max(next_free, hi + 1);
+    }
+}
+
+// Phase 4. The tilted characteristic function at frequency 2 pi j / M, times the phase
+// that moves the window start to index 0, into spectrum[2j], spectrum[2j + 1] (left at
+// zero when negligible).
+void evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, std::int64_t Mi, std::int64_t phase_shift,
+                        double* spectrum) {
+    const double pi_over_M = pi / static_cast<double>(Mi);
+    const auto ji = static_cast<std::int64_t>(j);
+    double log_mag = 0.0, phase = 0.0;
+    for (const TiltedGroup& g : gs) {
+        const std::int64_t m = (ji * g.k_mod) % Mi;
+        const double x = pi_over_M * static_cast<double>(m);
+        const double sx = std::sin(x), cx = std::cos(x);
+        const double s2 = sx * sx;
+        log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
+        if (!(log_mag > log_negligible)) return;
+        // Residual factor (1 - r) + r e^{sign * i * 2x}.
+        const double re = 1.0 - 2.0 * g.r * s2;
+        const double im = g.sign * 2.0 * g.r * sx * cx;
+        phase += g.count * std::atan2(im, re);
+    }
+    const std::int64_t m0 = (ji * phase_shift) % Mi;
+    phase += 2.0 * pi_over_M * static_cast<double>(m0);
+    const double mag = std::exp(log_mag);
+    spectrum[2 * j] = mag * std::cos(phase);
+    spectrum[2 * j + 1] = mag * std::sin(phase);
+}
+
+}  // namespace
+
+std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M) {
+    M = good_fft_size(std::max<std::size_t>(M, 1));
+    check_support(static_cast<double>(M) * 2.0, "grouped engine",
+                  "even the certified window is this wide (a few very large |stay - swap| leave huge gaps "
+                  "in the support); use monte_carlo_test");
+    const auto Mi = static_cast<std::int64_t>(M);
+    std::int64_t shift = 0;
+    const std::vector<TiltedGroup> gs = tilted_groups(law, theta, Mi, shift);
+    const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
+    std::vector<double> spectrum(2 * (M / 2 + 1), 0.0);
+    Progress progress;
+    for_each_candidate(choose_filter(gs), M, [&](std::size_t j) {
+        progress.add(gs.size());
+        evaluate_frequency(gs, j, Mi, phase_shift, spectrum.data());
+    });
     std::vector<double> out(M);
     inverse_real_fft(spectrum.data(), out.data(), M, 1.0 / static_cast<double>(M));
     return out;
@@ -152,7 +178,7 @@ Distribution expand(const detail::ReducedLaw& law, std::int64_t lo, const std::v
     d.truncated_mass = truncated_mass;
     if (vals.empty()) return d;
     const auto g = static_cast<std::size_t>(law.gcd);
-    detail::check_support(static_cast<long double>(vals.size() - 1) * static_cast<long double>(g) + 1.0L, "grouped engine",
+    detail::check_support(static_cast<double>(vals.size() - 1) * static_cast<double>(g) + 1.0, "grouped engine",
                           "every |stay - swap| shares a large common factor, which spreads the dense pmf out; "
                           "divide the local effects by it");
     d.pmf.assign((vals.size() - 1) * g + 1, 0.0);
@@ -204,6 +230,63 @@ struct Piece {
     std::size_t step = 1;  // nonzeros every `step` entries (a dilated binomial), 1 after a product
 };
 
+// Cuts a product to its own certified window; returns the Hoeffding bound on the mass cut.
+double cut_to_window(Piece& p, double log_eps_each) {
+    const double t = detail::hoeffding_halfwidth(p.variance_range, log_eps_each);
+    const auto lo = std::max<std::int64_t>(p.lo, static_cast<std::int64_t>(std::ceil(p.mean - t)));
+    const auto hi = std::min<std::int64_t>(p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1,
+                                           static_cast<std::int64_t>(std::floor(p.mean + t)));
+    if (lo == p.lo && hi == p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1) return 0.0;
+    std::vector<double> kept(p.pmf.begin() + (lo - p.lo), p.pmf.begin() + (hi - p.lo) + 1);
+    p.pmf.swap(kept);
+    p.lo = lo;
+    return std::exp(std::log(2.0) - 2.0 * t * t / p.variance_range);
+}
+
+// One group's k' Binomial(c, 1/2), its counts cut to their certified window, laid out
+// dilated by k'. Adds the mass cut to `truncated`.
+Piece binomial_piece(const Group& g, double log_eps_each, double& truncated) {
+    const double c = static_cast<double>(g.count), k = static_cast<double>(g.k);
+    // Binomial counts window; in S' units the piece spans k' times as far.
+    const double t_count = detail::hoeffding_halfwidth(c, log_eps_each);
+    const auto b_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(c / 2 - t_count)));
+    const auto b_hi = std::min<std::int64_t>(g.count, static_cast<std::int64_t>(std::floor(c / 2 + t_count)));
+    if (b_lo > 0 || b_hi < g.count) truncated += std::exp(std::log(2.0) - 2.0 * t_count * t_count / c);
+    std::vector<double> counts = binomial_pmf(g.count, 0.5, b_lo, b_hi);
+    detail::check_support(static_cast<double>(counts.size()) * k, "grouped engine (pieces)",
+                          "use the characteristic-function route (grouped_distribution) or monte_carlo_test");
+    Piece p;
+    p.lo = b_lo * g.k;
+    p.step = static_cast<std::size_t>(g.k);
+    p.pmf.assign((counts.size() - 1) * p.step + 1, 0.0);
+    for (std::size_t i = 0; i < counts.size(); ++i) p.pmf[i * p.step] = counts[i];
+    p.mean = c * k / 2;
+    p.variance_range = c * k * k;
+    p.top = g.count * g.k;
+    return p;
+}
+
+// The law of the sum of two independent pieces (not yet cut).
+Piece multiply(Piece a, Piece b) {
+    if (a.step < b.step) std::swap(a, b);  // a: the sparser operand
+    const std::size_t nnz = (a.pmf.size() - 1) / a.step + 1;
+    Piece c;
+    // A dilated binomial has one nonzero every `step` entries: direct work is nnz * len(b).
+    if (detail::direct_is_cheaper(static_cast<double>(nnz) * static_cast<double>(b.pmf.size()),
+                                  a.pmf.size() + b.pmf.size() - 1)) {
+        std::vector<double> compact(nnz);
+        for (std::size_t i = 0; i < nnz; ++i) compact[i] = a.pmf[i * a.step];
+        c.pmf = detail::convolve_dilated_direct(b.pmf, compact, a.step);
+    } else {
+        c.pmf = detail::convolve(a.pmf, b.pmf);
+    }
+    c.lo = a.lo + b.lo;
+    c.mean = a.mean + b.mean;
+    c.variance_range = a.variance_range + b.variance_range;
+    c.top = a.top + b.top;
+    return c;
+}
+
 }  // namespace
 
 Distribution grouped_distribution_pieces(const EffectSummary& summary) {
@@ -212,63 +295,19 @@ Distribution grouped_distribution_pieces(const EffectSummary& summary) {
     // Each cut may lose at most eps / (2G) so the union stays below the certified level.
     const double log_eps_each = detail::log_certified_eps - std::log(2.0 * static_cast<double>(law.groups.size()));
     double truncated = 0.0;
-
-    auto cut = [&](Piece& p) {
-        const double t = detail::hoeffding_halfwidth(p.variance_range, log_eps_each);
-        const auto lo = std::max<std::int64_t>(p.lo, static_cast<std::int64_t>(std::ceil(p.mean - t)));
-        const auto hi = std::min<std::int64_t>(p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1,
-                                               static_cast<std::int64_t>(std::floor(p.mean + t)));
-        if (lo == p.lo && hi == p.lo + static_cast<std::int64_t>(p.pmf.size()) - 1) return;
-        truncated += std::exp(std::log(2.0) - 2.0 * t * t / p.variance_range);
-        std::vector<double> kept(p.pmf.begin() + (lo - p.lo), p.pmf.begin() + (hi - p.lo) + 1);
-        p.pmf.swap(kept);
-        p.lo = lo;
-    };
-
     auto by_size = [](const Piece& a, const Piece& b) { return a.pmf.size() > b.pmf.size(); };
     std::priority_queue<Piece, std::vector<Piece>, decltype(by_size)> queue(by_size);
-    for (const Group& g : law.groups) {
-        const double c = static_cast<double>(g.count), k = static_cast<double>(g.k);
-        // Binomial counts window; in S' units the piece spans k' times as far.
-        const double t_count = detail::hoeffding_halfwidth(c, log_eps_each);
-        const auto b_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(c / 2 - t_count)));
-        const auto b_hi = std::min<std::int64_t>(g.count, static_cast<std::int64_t>(std::floor(c / 2 + t_count)));
-        if (b_lo > 0 || b_hi < g.count) truncated += std::exp(std::log(2.0) - 2.0 * t_count * t_count / c);
-        std::vector<double> counts = binomial_pmf(g.count, 0.5, b_lo, b_hi);
-        detail::check_support(static_cast<long double>(counts.size()) * k, "grouped engine (pieces)",
-                          "use the characteristic-function route (grouped_distribution) or monte_carlo_test");
-        Piece p;
-        p.lo = b_lo * g.k;
-        p.step = static_cast<std::size_t>(g.k);
-        p.pmf.assign((counts.size() - 1) * p.step + 1, 0.0);
-        for (std::size_t i = 0; i < counts.size(); ++i) p.pmf[i * p.step] = counts[i];
-        p.mean = c * k / 2;
-        p.variance_range = c * k * k;
-        p.top = g.count * g.k;
-        queue.push(std::move(p));
-    }
+    for (const Group& g : law.groups) queue.push(binomial_piece(g, log_eps_each, truncated));
+    // Smallest first, so that the large products happen once.
+    detail::Progress progress;
     while (queue.size() > 1) {
+        progress.add(queue.top().pmf.size() * 16);
         Piece a = queue.top();
         queue.pop();
         Piece b = queue.top();
         queue.pop();
-        if (a.step < b.step) std::swap(a, b);  // a: the sparser operand
-        const std::size_t nnz = (a.pmf.size() - 1) / a.step + 1;
-        Piece c;
-        // A dilated binomial has one nonzero every `step` entries: direct work is nnz * len(b).
-        if (detail::direct_is_cheaper(static_cast<double>(nnz) * static_cast<double>(b.pmf.size()),
-                                      a.pmf.size() + b.pmf.size() - 1)) {
-            std::vector<double> compact(nnz);
-            for (std::size_t i = 0; i < nnz; ++i) compact[i] = a.pmf[i * a.step];
-            c.pmf = detail::convolve_dilated_direct(b.pmf, compact, a.step);
-        } else {
-            c.pmf = detail::convolve(a.pmf, b.pmf);
-        }
-        c.lo = a.lo + b.lo;
-        c.mean = a.mean + b.mean;
-        c.variance_range = a.variance_range + b.variance_range;
-        c.top = a.top + b.top;
-        cut(c);
+        Piece c = multiply(std::move(a), std::move(b));
+        truncated += cut_to_window(c, log_eps_each);
         queue.push(std::move(c));
     }
     Piece last = queue.top();

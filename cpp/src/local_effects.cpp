@@ -7,12 +7,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "int128.hpp"
+
 namespace pairperm {
 namespace {
 
-__extension__ typedef __int128 i128;  // exact sums of int64 values
-
-i128 abs128(i128 v) { return v < 0 ? -v : v; }
+using detail::abs128;
+using detail::i128;  // exact sums of int64 values
 
 // Counts into a dense array while k is small (the usual case: per-sentence counts), and
 // falls back to a hash map for sparse large k, so the pass stays O(N) either way.
@@ -132,25 +133,26 @@ constexpr std::int64_t dense_k_limit = std::int64_t{1} << 22;
 // Everything that depends on k alone is a sum over the (few) groups.
 void finish(EffectSummary& s) {
     std::int64_t g = 0, k_sum = 0, n_varying = 0;
-    long double k2 = 0;
+    double k2 = 0;  // only feeds Hoeffding's bound: double is plenty
     for (const Group& grp : s.groups) {
         g = std::gcd(g, grp.k);
         k_sum += grp.k * grp.count;  // <= sum |stay| + |swap| < 2^61, checked before
         n_varying += grp.count;
-        k2 += static_cast<long double>(grp.count) * static_cast<long double>(grp.k) * static_cast<long double>(grp.k);
+        k2 += static_cast<double>(grp.count) * static_cast<double>(grp.k) * static_cast<double>(grp.k);
     }
     s.k_gcd = g;
     s.k_sum = k_sum;
     s.n_varying = n_varying;
-    s.k2_sum = static_cast<double>(k2);
+    s.k2_sum = k2;
 }
 
 template <class Checked, class Fast>
 EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b, std::int64_t k_bound,
                        Checked checked, Fast fast) {
-    const long double worst = static_cast<long double>(n) * (static_cast<long double>(bound_a) + bound_b);
+    // Exact: the fast path skips the per-entry overflow checks, so this must not round.
+    const i128 worst = static_cast<i128>(n) * (static_cast<i128>(bound_a) + bound_b);
     EffectSummary s;
-    if (worst < static_cast<long double>(max_abs_sum) && k_bound <= dense_k_limit &&
+    if (worst < static_cast<i128>(max_abs_sum) && k_bound <= dense_k_limit &&
         k_bound <= 4 * static_cast<std::int64_t>(n) + 4096) {
         s = summarize_fast(n, k_bound, fast);
     } else {

@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
+#include <vector>
 
+#include "parallel.hpp"
 #include "rng.hpp"
 
 namespace pairperm {
@@ -14,13 +15,14 @@ namespace {
 constexpr std::size_t block = 256;  // resamples per independent stream
 
 void run_block(const std::int64_t* stay, const std::int64_t* delta, std::size_t n, std::size_t m,
-               std::size_t first, std::size_t last, std::uint64_t seed, std::size_t block_id, std::int64_t* out) {
-    std::uint64_t mix = seed ^ (0xD1B54A32D192ED03ULL * (block_id + 1));
-    detail::Xoshiro256 rng(detail::splitmix64(mix));
+               std::size_t first, std::size_t last, std::uint64_t seed, std::size_t block_id, std::int64_t* out,
+               detail::Progress& progress) {
+    detail::Xoshiro256 rng = detail::block_stream(seed, block_id);
     std::int64_t base1 = 0;
     if (m == 1)
         for (std::size_t i = 0; i < n; ++i) base1 += stay[i];
     for (std::size_t r = first; r < last; ++r) {
+        progress.add(n * m);
         std::int64_t* row = out + r * m;
         if (m == 1) {
             std::int64_t acc = base1;
@@ -61,22 +63,12 @@ void sample_sums(const std::int64_t* stay, const std::int64_t* swap, std::size_t
     std::vector<std::int64_t> delta(n * m);
     for (std::size_t i = 0; i < n * m; ++i) delta[i] = swap[i] - stay[i];
     const std::size_t n_blocks = (n_resamples + block - 1) / block;
-    unsigned threads = n_threads ? n_threads : std::max(1U, std::thread::hardware_concurrency());
-    threads = static_cast<unsigned>(std::min<std::size_t>(threads, n_blocks));
+    unsigned threads = detail::resolve_threads(n_threads);
     // Small jobs are not worth a thread start.
     if (static_cast<double>(n) * static_cast<double>(n_resamples) * static_cast<double>(m) < 2e6) threads = 1;
-    auto worker = [&](unsigned t) {
-        for (std::size_t b = t; b < n_blocks; b += threads)
-            run_block(stay, delta.data(), n, m, b * block, std::min(n_resamples, (b + 1) * block), seed, b, out);
-    };
-    if (threads <= 1) {
-        if (n_blocks) worker(0);
-        return;
-    }
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
-    worker(0);
-    for (auto& th : pool) th.join();
+    detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
+        run_block(stay, delta.data(), n, m, b * block, std::min(n_resamples, (b + 1) * block), seed, b, out, progress);
+    });
 }
 
 }  // namespace pairperm

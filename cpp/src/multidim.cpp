@@ -9,7 +9,10 @@
 #include <string>
 
 #include "charfn.hpp"
-#include "pairperm/convolution.hpp"
+#include "check_interrupt.hpp"
+#include "convolution.hpp"
+#include "int128.hpp"
+#include "numeric.hpp"
 #include "pairperm/local_effects.hpp"
 #include "pairperm/multidim.hpp"
 #include "pocketfft.hpp"
@@ -18,7 +21,7 @@
 namespace pairperm {
 namespace {
 
-__extension__ typedef __int128 i128;
+using detail::i128;
 
 void check_m(std::size_t m) {
     if (m == 0) throw std::invalid_argument("local effects must have at least one coordinate (m >= 1)");
@@ -78,8 +81,8 @@ MultiSummary summarize_multi(const std::int64_t* stay, const std::int64_t* swap,
 namespace {
 
 std::size_t flat_size(const std::vector<std::size_t>& shape, const char* engine) {
-    long double total = 1.0L;
-    for (std::size_t w : shape) total *= static_cast<long double>(w);
+    double total = 1.0;
+    for (std::size_t w : shape) total *= static_cast<double>(w);
     detail::check_support(total, engine, "exact work is infeasible for this m-D support; use pairperm.monte_carlo_test");
     std::size_t out = 1;
     for (std::size_t w : shape) out *= w;
@@ -112,7 +115,9 @@ MultiDistribution convolve_dp_multi(const std::int64_t* stay, const std::int64_t
     std::vector<double> cur(size, 0.0), next(size, 0.0);
     cur[0] = 1.0;
     std::size_t reach = 1;  // every nonzero entry has flat index < reach
+    detail::Progress progress;
     for (std::size_t i = 0; i < n; ++i) {
+        progress.add(reach);
         std::size_t shift_stay = 0, shift_swap = 0;
         for (std::size_t j = 0; j < m; ++j) {
             const std::int64_t a = stay[i * m + j], b = swap[i * m + j], lo = std::min(a, b);
@@ -153,34 +158,28 @@ struct GroupTable {
     double decay;  // ordering key: strongest first, so negligible frequencies exit early
 };
 
-}  // namespace
-
-MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
+// Phase 1. Per-coordinate certified window about the mean; the union bound over the 2m
+// tails stays below multidim_tail_bound. Returns the windows, the varying coordinates and
+// the mass the windows cut.
+double certified_axes(const MultiSummary& s, std::vector<AxisWindow>& axes, std::vector<std::size_t>& active) {
     const std::size_t m = s.m;
-    check_m(m);
-    MultiDistribution out;
-    out.offset = s.lo_sum;
-    out.shape.assign(m, 1);
-    if (s.groups.empty()) {
-        out.pmf = {1.0};
-        return out;
-    }
-    // Per-coordinate certified window about the mean; the union bound over the 2m tails
-    // stays below multidim_tail_bound.
     const double log_eps_each = std::log(multidim_tail_bound) - std::log(static_cast<double>(2 * m));
-    std::vector<AxisWindow> axes(m);
-    std::vector<std::size_t> active;
+    axes.assign(m, AxisWindow{});
+    active.clear();
     double truncated = 0.0;
     for (std::size_t j = 0; j < m; ++j) {
-        long double lo = 0, hi = 0, mean2 = 0, v = 0;
+        // Exact integer bounds (each below 2^61 by the summary's checks); the range term
+        // only feeds Hoeffding's bound.
+        i128 lo = 0, hi = 0, mean2 = 0;
+        double v = 0;
         for (const DeltaGroup& g : s.groups) {
-            const auto c = static_cast<long double>(g.count), dj = static_cast<long double>(g.delta[j]);
-            (dj < 0 ? lo : hi) += c * dj;
-            mean2 += c * dj;
-            v += c * dj * dj;
+            const i128 cd = static_cast<i128>(g.count) * g.delta[j];
+            (cd < 0 ? lo : hi) += cd;
+            mean2 += cd;
+            v += static_cast<double>(g.count) * static_cast<double>(g.delta[j]) * static_cast<double>(g.delta[j]);
         }
         AxisWindow& a = axes[j];
-        a.variance_range = static_cast<double>(v);
+        a.variance_range = v;
         if (v == 0) continue;  // constant coordinate: width 1
         active.push_back(j);
         const double mean = static_cast<double>(mean2) / 2.0;
@@ -192,22 +191,17 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
         if (a.hi < static_cast<std::int64_t>(hi))
             truncated += std::exp(-2.0 * std::pow(static_cast<double>(a.hi + 1) - mean, 2) / a.variance_range);
     }
-    const std::size_t ma = active.size();
-    std::size_t width = 1;
-    for (std::size_t j : active) width = std::max(width, static_cast<std::size_t>(axes[j].hi - axes[j].lo + 1));
-    // One common length M on every varying axis, so a group's factor depends on the single
-    // residue k.delta mod M and can be tabulated (M lookups instead of M^m' transcendentals).
-    const std::size_t M = detail::good_fft_size(width);
-    long double grid = 1.0L;
-    for (std::size_t j = 0; j < ma; ++j) grid *= static_cast<long double>(M);
-    if (grid > static_cast<long double>(max_support))
-        throw std::length_error("grouped engine (m-D): exact work is infeasible here: the " + std::to_string(ma) +
-                                "-dimensional grid would need " + std::to_string(M) + "^" + std::to_string(ma) +
-                                " float64 entries, above the limit of " + std::to_string(max_support) +
-                                "; reduce the dimensions or use pairperm.monte_carlo_test");
-    const auto Mi = static_cast<std::int64_t>(M);
-    auto mod = [Mi](std::int64_t a, std::int64_t q) { std::int64_t r = a % q; return r < 0 ? r + q : r; };
+    return truncated;
+}
 
+std::int64_t mod(std::int64_t a, std::int64_t q) {
+    const std::int64_t r = a % q;
+    return r < 0 ? r + q : r;
+}
+
+// Phase 2. Every group's factor tabulated over the M residues, strongest decay first.
+std::vector<GroupTable> group_tables(const MultiSummary& s, const std::vector<std::size_t>& active, std::size_t M) {
+    const auto Mi = static_cast<std::int64_t>(M);
     std::vector<GroupTable> tables;
     tables.reserve(s.groups.size());
     for (const DeltaGroup& g : s.groups) {
@@ -225,7 +219,7 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
             // Centre the residue so that cos(pi r' / M) >= 0: (1 + e^{-i x})/2 = e^{-i x/2} cos(x/2).
             const auto ri = static_cast<std::int64_t>(r);
             const std::int64_t rc = 2 * ri <= Mi ? ri : ri - Mi;
-            const double sx = std::sin(M_PI * static_cast<double>(rc) / static_cast<double>(M));
+            const double sx = std::sin(detail::pi * static_cast<double>(rc) / static_cast<double>(M));
             t.log_mag[r] = 2 * rc == Mi ? -INFINITY
                                         : 0.5 * static_cast<double>(g.count) * std::log1p(-sx * sx);
             t.phase[r] = mod(-rc * c_mod, 2 * Mi);
@@ -233,25 +227,32 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
         tables.push_back(std::move(t));
     }
     std::sort(tables.begin(), tables.end(), [](const GroupTable& a, const GroupTable& b) { return a.decay > b.decay; });
+    return tables;
+}
 
-    // Grid: M on every active axis, the last one halved for the real transform.
+// Phase 3. The characteristic function on the half-spectrum grid (M on every active axis,
+// the last one halved for the real transform), times e^{+2 pi i k.w0 / M}, which moves the
+// window start w0 to index 0.
+std::vector<std::complex<double>> fill_spectrum(const std::vector<GroupTable>& tables,
+                                                const std::vector<std::int64_t>& w0, std::size_t M) {
+    const std::size_t ma = w0.size();
+    const auto Mi = static_cast<std::int64_t>(M);
     const std::size_t H = M / 2 + 1;
     std::size_t outer = 1;
     for (std::size_t j = 0; j + 1 < ma; ++j) outer *= M;
     std::vector<std::complex<double>> spectrum(outer * H, {0.0, 0.0});
     std::vector<double> unit_cos(2 * M), unit_sin(2 * M);
     for (std::size_t p = 0; p < 2 * M; ++p) {
-        unit_cos[p] = std::cos(M_PI * static_cast<double>(p) / static_cast<double>(M));
-        unit_sin[p] = std::sin(M_PI * static_cast<double>(p) / static_cast<double>(M));
+        unit_cos[p] = std::cos(detail::pi * static_cast<double>(p) / static_cast<double>(M));
+        unit_sin[p] = std::sin(detail::pi * static_cast<double>(p) / static_cast<double>(M));
     }
-    // e^{+2 pi i k.w0 / M} moves the window start w0 to index 0.
-    std::vector<std::int64_t> w0(ma);
-    for (std::size_t a = 0; a < ma; ++a) w0[a] = mod(axes[active[a]].lo, Mi);
 
     constexpr double log_negligible = -745.0;  // below: underflows, < 1e-320 per pmf entry
     const std::size_t G = tables.size();
     std::vector<std::int64_t> base(G), kidx(ma, 0);
+    detail::Progress progress;
     for (std::size_t o = 0; o < outer; ++o) {
+        progress.add(H * G);
         // Residues from the outer indices k_0..k_{m'-2} (decoded from o, last varies fastest).
         std::size_t rem = o;
         for (std::size_t a = ma - 1; a-- > 0;) {
@@ -287,24 +288,36 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
             row[kl] = {mag * unit_cos[p], mag * unit_sin[p]};
         }
     }
-    std::vector<std::size_t> grid_shape(ma, M);
-    std::vector<double> values(outer * M);
-    {
-        pocketfft::shape_t shape(grid_shape.begin(), grid_shape.end()), axes_all(ma);
-        for (std::size_t a = 0; a < ma; ++a) axes_all[a] = a;
-        pocketfft::stride_t stride_in(ma), stride_out(ma);
-        std::ptrdiff_t si = static_cast<std::ptrdiff_t>(sizeof(std::complex<double>)),
-                       so = static_cast<std::ptrdiff_t>(sizeof(double));
-        for (std::size_t a = ma; a-- > 0;) {
-            stride_in[a] = si;
-            stride_out[a] = so;
-            si *= static_cast<std::ptrdiff_t>(a + 1 == ma ? H : M);
-            so *= static_cast<std::ptrdiff_t>(M);
-        }
-        pocketfft::c2r(shape, stride_in, stride_out, axes_all, pocketfft::BACKWARD, spectrum.data(), values.data(),
-                       static_cast<double>(1.0L / grid), 1);
+    return spectrum;
+}
+
+// Phase 4. One m'-dimensional inverse real FFT of the half spectrum onto the M^m' grid.
+std::vector<double> inverse_fft_multi(const std::vector<std::complex<double>>& spectrum, std::size_t M,
+                                      std::size_t ma) {
+    const std::size_t H = M / 2 + 1;
+    double grid = 1.0;  // M^m' <= max_support: exact in double
+    for (std::size_t a = 0; a < ma; ++a) grid *= static_cast<double>(M);
+    std::vector<double> values(static_cast<std::size_t>(grid));
+    pocketfft::shape_t shape(ma, M), axes_all(ma);
+    for (std::size_t a = 0; a < ma; ++a) axes_all[a] = a;
+    pocketfft::stride_t stride_in(ma), stride_out(ma);
+    std::ptrdiff_t si = static_cast<std::ptrdiff_t>(sizeof(std::complex<double>)),
+                   so = static_cast<std::ptrdiff_t>(sizeof(double));
+    for (std::size_t a = ma; a-- > 0;) {
+        stride_in[a] = si;
+        stride_out[a] = so;
+        si *= static_cast<std::ptrdiff_t>(a + 1 == ma ? H : M);
+        so *= static_cast<std::ptrdiff_t>(M);
     }
-    // Crop the periodic grid to the certified box, in all m coordinates.
+    pocketfft::c2r(shape, stride_in, stride_out, axes_all, pocketfft::BACKWARD, spectrum.data(), values.data(),
+                   1.0 / grid, 1);
+    return values;
+}
+
+// Phase 5. Crop the periodic grid to the certified box, in all m coordinates.
+void crop_to_box(const std::vector<double>& values, std::size_t M, const std::vector<std::size_t>& active,
+                 const std::vector<AxisWindow>& axes, MultiDistribution& out) {
+    const std::size_t ma = active.size();
     for (std::size_t a = 0; a < ma; ++a) {
         const std::size_t j = active[a];
         out.offset[j] += axes[j].lo;
@@ -326,6 +339,36 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
             idx[a] = 0;
         }
     }
+}
+
+}  // namespace
+
+MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
+    const std::size_t m = s.m;
+    check_m(m);
+    MultiDistribution out;
+    out.offset = s.lo_sum;
+    out.shape.assign(m, 1);
+    if (s.groups.empty()) {
+        out.pmf = {1.0};
+        return out;
+    }
+    std::vector<AxisWindow> axes;
+    std::vector<std::size_t> active;
+    const double truncated = certified_axes(s, axes, active);
+    const std::size_t ma = active.size();
+    std::size_t width = 1;
+    for (std::size_t j : active) width = std::max(width, static_cast<std::size_t>(axes[j].hi - axes[j].lo + 1));
+    // One common length M on every varying axis, so a group's factor depends on the single
+    // residue k.delta mod M and can be tabulated (M lookups instead of M^m' transcendentals).
+    const std::size_t M = detail::good_fft_size(width);
+    detail::check_support(std::pow(static_cast<double>(M), static_cast<double>(ma)), "grouped engine (m-D)",
+                          "exact work is infeasible for this m-D support; reduce the dimensions or use "
+                          "pairperm.monte_carlo_test");
+    std::vector<std::int64_t> w0(ma);
+    for (std::size_t a = 0; a < ma; ++a) w0[a] = mod(axes[active[a]].lo, static_cast<std::int64_t>(M));
+    const std::vector<double> values = inverse_fft_multi(fill_spectrum(group_tables(s, active, M), w0, M), M, ma);
+    crop_to_box(values, M, active, axes, out);
     out.truncated_mass = std::min(1.0, truncated);
     return out;
 }

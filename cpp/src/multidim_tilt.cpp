@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "charfn.hpp"
-#include "pairperm/convolution.hpp"
+#include "convolution.hpp"
 #include "pairperm/multidim.hpp"
 #include "pocketfft.hpp"
 #include "ratio_detail.hpp"

@@ -1,5 +1,5 @@
 // p-values: integer-exact rejection regions on a dense pmf, and the grouped engine's
-// tails by exponential tilting (SPEC §1.5) so that tiny p-values keep relative accuracy.
+// tails by exponential tilting so that tiny p-values keep relative accuracy.
 #include "pairperm/pvalue.hpp"
 
 #include <algorithm>
@@ -10,15 +10,17 @@
 #include <vector>
 
 #include "charfn.hpp"
+#include "numeric.hpp"
 #include "pairperm/binomial.hpp"
+#include "pairperm/real_valued.hpp"
 
 namespace pairperm {
 
 namespace {
 
-PValue from_probability(long double p) {
+PValue from_probability(double p) {
     PValue out;
-    out.pvalue = std::clamp(static_cast<double>(p), 0.0, 1.0);
+    out.pvalue = std::clamp(p, 0.0, 1.0);
     out.log_pvalue = out.pvalue > 0 ? std::log(out.pvalue) : -INFINITY;
     return out;
 }
@@ -27,13 +29,13 @@ std::int64_t abs64(std::int64_t v) { return v < 0 ? -v : v; }
 
 }  // namespace
 
-PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed, std::int64_t twice_mean,
-                                Alternative alternative) {
+PValue pvalue_from_distribution(const double* pmf, std::size_t size, std::int64_t offset, std::int64_t observed,
+                                std::int64_t twice_mean, Alternative alternative) {
     // Compare 2S - 2mu, not S - mu: half-integer means stay exact integers.
-    long double p = 0.0L;
+    detail::CompensatedSum p;
     const std::int64_t t_dev = abs64(2 * observed - twice_mean);
-    for (std::size_t i = 0; i < dist.pmf.size(); ++i) {
-        const std::int64_t x = dist.offset + static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < size; ++i) {
+        const std::int64_t x = offset + static_cast<std::int64_t>(i);
         bool reject = false;
         switch (alternative) {
             case Alternative::greater: reject = x >= observed; break;
@@ -41,9 +43,14 @@ PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed,
             case Alternative::two_sided: reject = abs64(2 * x - twice_mean) >= t_dev; break;
         }
         // FFT round-off can leave tiny negatives where the exact value is 0.
-        if (reject) p += std::max(dist.pmf[i], 0.0);
+        if (reject) p.add(std::max(pmf[i], 0.0));
     }
-    return from_probability(p);
+    return from_probability(p.value());
+}
+
+PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed, std::int64_t twice_mean,
+                                Alternative alternative) {
+    return pvalue_from_distribution(dist.pmf.data(), dist.pmf.size(), dist.offset, observed, twice_mean, alternative);
 }
 
 namespace {
@@ -53,15 +60,15 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
     const auto sd = static_cast<double>(s);
     // Tilted mean m(theta) = sum c k' sigma(theta k'), increasing from top/2 to top.
     auto tilted_mean = [&](double theta, double* slope) {
-        long double m = 0, v = 0;
+        detail::CompensatedSum m, v;
         for (const Group& g : law.groups) {
             const double k = static_cast<double>(g.k), c = static_cast<double>(g.count);
             const double q = 1.0 / (1.0 + std::exp(-theta * k));
-            m += c * k * q;
-            v += c * k * k * q * (1.0 - q);
+            m.add(c * k * q);
+            v.add(c * k * k * q * (1.0 - q));
         }
-        if (slope) *slope = static_cast<double>(v);
-        return static_cast<double>(m);
+        if (slope) *slope = v.value();
+        return m.value();
     };
     double lo = 0.0, hi = 1.0;
     while (tilted_mean(hi, nullptr) < sd && hi < 1e6) hi *= 2;
@@ -86,21 +93,26 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
     std::size_t M = static_cast<std::size_t>(w_hi - w_lo + 1);
     const std::vector<double> f = detail::tilted_pmf_window(law, theta, w_lo, M);
     // sum_{x >= s} e^{-theta (x - s)} f_theta(x): every term <= f_theta(x), largest near s.
-    long double acc = 0;
+    detail::CompensatedSum tail;
     const double decay = std::exp(-theta);
     double w = 1.0;
     for (std::int64_t x = std::max(s, w_lo); x <= w_hi; ++x) {
-        acc += w * std::max(f[static_cast<std::size_t>(x - w_lo)], 0.0);
+        tail.add(w * std::max(f[static_cast<std::size_t>(x - w_lo)], 0.0));
         w *= decay;
         if (w < 1e-300) break;
     }
-    long double log_m = 0;  // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2)
+    // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2), and the log of the tilt
+    // undone at s, summed together: the result is a small difference of large terms.
+    detail::CompensatedSum log_p;
     for (const Group& g : law.groups) {
         const double a = theta * static_cast<double>(g.k);
-        log_m += static_cast<long double>(g.count) * (a + std::log1p(std::exp(-a)) - std::log(2.0));
+        log_p.add_product(static_cast<double>(g.count), a + std::log1p(std::exp(-a)) - std::log(2.0));
     }
+    const double acc = tail.value();
     if (!(acc > 0)) return -INFINITY;
-    return static_cast<double>(log_m - static_cast<long double>(theta) * sd + std::log(acc));
+    log_p.add_product(-theta, sd);
+    log_p.add(std::log(acc));
+    return log_p.value();
 }
 
 double log_upper_tail_any(const detail::ReducedLaw& law, std::int64_t s);
@@ -125,17 +137,19 @@ constexpr double max_wide_outcomes = 4096;
 constexpr double log_window_eps = -736.8272081810214;  // log(1e-320), the certified window
 constexpr std::size_t max_narrow_tails = 64;
 
-// Below this many varying entries the Python layer lists all 2^n states exactly instead.
-constexpr std::int64_t max_listed_entries = 22;
+// Up to this many varying entries (with sum k below 2^53) the Python layer enumerates all
+// 2^n states exactly instead (listing, or meet in the middle).
+constexpr auto max_listed_entries = static_cast<std::int64_t>(real_max_exact_varying);
 
-bool log_upper_tail_split(const detail::ReducedLaw& law, std::int64_t s, double& log_p) {
-    std::int64_t varying = 0;
-    for (const Group& g : law.groups) varying += g.count;
-    if (varying <= max_listed_entries) return false;
-    std::vector<Group> groups = law.groups;
+// The groups sorted by step and the index of the first one conditioned on (size() if none).
+std::size_t wide_split(const detail::ReducedLaw& law, std::vector<Group>& groups) {
+    groups = law.groups;
     std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.k < b.k; });
     const std::size_t G = groups.size();
-    std::size_t first_wide = G;
+    std::int64_t varying = 0;
+    for (const Group& g : groups) varying += g.count;
+    const long double k_sum = static_cast<long double>(law.top) * static_cast<long double>(law.gcd);
+    if (varying <= max_listed_entries && k_sum < 9007199254740992.0L) return G;  // 2^53
     double v_narrow = 0;
     for (std::size_t i = 0; i < G; ++i) {
         if (i > 0) {
@@ -143,14 +157,17 @@ bool log_upper_tail_split(const detail::ReducedLaw& law, std::int64_t s, double&
             double outcomes = 1;
             for (std::size_t j = i; j < G && outcomes <= max_wide_outcomes; ++j)
                 outcomes *= static_cast<double>(groups[j].count) + 1.0;
-            if (static_cast<double>(groups[i].k) > width && outcomes <= max_wide_outcomes) {
-                first_wide = i;
-                break;
-            }
+            if (static_cast<double>(groups[i].k) > width && outcomes <= max_wide_outcomes) return i;
         }
         const double k = static_cast<double>(groups[i].k);
         v_narrow += static_cast<double>(groups[i].count) * k * k;
     }
+    return G;
+}
+
+bool log_upper_tail_split(const detail::ReducedLaw& law, std::int64_t s, double& log_p) {
+    std::vector<Group> groups;
+    const std::size_t first_wide = wide_split(law, groups), G = groups.size();
     if (first_wide == G) return false;
     detail::ReducedLaw narrow;
     narrow.groups.assign(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(first_wide));
@@ -215,6 +232,20 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 double log_upper_tail(const EffectSummary& summary, std::int64_t s) {
     const detail::ReducedLaw law = detail::reduce(summary);
     return log_upper_tail_any(law, ceil_div(s - law.lo_sum, law.gcd));
+}
+
+bool grouped_pvalue_is_affordable(const EffectSummary& summary) {
+    const detail::ReducedLaw law = detail::reduce(summary);
+    constexpr double log_alias = -92.1034037197618;  // log(1e-40), the tilted window's level
+    // Conditioning on a few wide groups leaves only the narrow ones to transform.
+    std::vector<Group> groups;
+    const std::size_t first_wide = wide_split(law, groups);
+    double variance = 0;
+    for (std::size_t i = 0; i < first_wide; ++i)
+        variance += static_cast<double>(groups[i].count) * static_cast<double>(groups[i].k) * static_cast<double>(groups[i].k);
+    const double window = 2.0 * detail::hoeffding_halfwidth(variance, log_alias) + 1.0;
+    const double work_groups = std::max<double>(1.0, static_cast<double>(law.groups.size()));
+    return window <= grouped_max_window && window / 2.0 * work_groups <= grouped_max_work;
 }
 
 PValue grouped_pvalue(const EffectSummary& summary, Alternative alternative) {

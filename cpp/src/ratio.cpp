@@ -5,15 +5,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "int128.hpp"
+#include "numeric.hpp"
 #include "pairperm/multidim.hpp"
 #include "ratio_detail.hpp"
 
 namespace pairperm {
 namespace {
 
-__extension__ typedef __int128 i128;
-
-i128 abs128(i128 v) { return v < 0 ? -v : v; }
+using detail::abs128;
+using detail::i128;
 
 std::int64_t affine(const std::array<std::int64_t, 3>& c, std::int64_t s1, std::int64_t s2) {
     return c[0] + c[1] * s1 + c[2] * s2;
@@ -77,28 +78,35 @@ using detail::check_ratio_box;
 using detail::ratio_rejects;
 }  // namespace
 
+PValue ratio_pvalue(const double* pmf, const std::int64_t* offset, const std::size_t* shape, std::size_t m,
+                    const RatioDifference& h, Alternative alternative) {
+    if (m != 1 && m != 2) throw std::invalid_argument("ratio_pvalue: expects a 1- or 2-dimensional distribution");
+    const std::size_t n1 = shape[0], n2 = m == 2 ? shape[1] : 1;
+    PValue out;
+    if (n1 * n2 == 0) return out;
+    const std::int64_t o1 = offset[0], o2 = m == 2 ? offset[1] : 0;
+    check_ratio_box(h, o1, o1 + static_cast<std::int64_t>(n1) - 1, o2, o2 + static_cast<std::int64_t>(n2) - 1);
+    detail::CompensatedSum p;
+    for (std::size_t i = 0; i < n1; ++i) {
+        const double* row = pmf + i * n2;
+        const std::int64_t s1 = o1 + static_cast<std::int64_t>(i);
+        for (std::size_t j = 0; j < n2; ++j) {
+            if (!(row[j] > 0.0)) continue;  // skips exact zeros (lattice holes) cheaply
+            if (ratio_rejects(h, s1, o2 + static_cast<std::int64_t>(j), alternative)) p.add(row[j]);
+        }
+    }
+    out.pvalue = std::min(1.0, p.value());
+    out.log_pvalue = out.pvalue > 0 ? std::log(out.pvalue) : -INFINITY;
+    return out;
+}
+
 PValue ratio_pvalue(const MultiDistribution& dist, const RatioDifference& h, Alternative alternative) {
     const std::size_t m = dist.shape.size();
     if (m != 1 && m != 2) throw std::invalid_argument("ratio_pvalue: expects a 1- or 2-dimensional distribution");
     if (dist.offset.size() != m) throw std::invalid_argument("ratio_pvalue: offset and shape disagree");
     const std::size_t n1 = dist.shape[0], n2 = m == 2 ? dist.shape[1] : 1;
     if (n1 * n2 != dist.pmf.size()) throw std::invalid_argument("ratio_pvalue: pmf size and shape disagree");
-    PValue out;
-    if (dist.pmf.empty()) return out;
-    const std::int64_t o1 = dist.offset[0], o2 = m == 2 ? dist.offset[1] : 0;
-    check_ratio_box(h, o1, o1 + static_cast<std::int64_t>(n1) - 1, o2, o2 + static_cast<std::int64_t>(n2) - 1);
-    long double p = 0.0L;
-    for (std::size_t i = 0; i < n1; ++i) {
-        const double* row = dist.pmf.data() + i * n2;
-        const std::int64_t s1 = o1 + static_cast<std::int64_t>(i);
-        for (std::size_t j = 0; j < n2; ++j) {
-            if (!(row[j] > 0.0)) continue;  // skips exact zeros (lattice holes) cheaply
-            if (ratio_rejects(h, s1, o2 + static_cast<std::int64_t>(j), alternative)) p += row[j];
-        }
-    }
-    out.pvalue = std::min(1.0, static_cast<double>(p));
-    out.log_pvalue = out.pvalue > 0 ? std::log(out.pvalue) : -INFINITY;
-    return out;
+    return ratio_pvalue(dist.pmf.data(), dist.offset.data(), dist.shape.data(), m, h, alternative);
 }
 
 std::size_t ratio_count(const std::int64_t* points, std::size_t k, std::size_t m, const RatioDifference& h,

@@ -8,9 +8,10 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "numeric.hpp"
+#include "parallel.hpp"
 #include "rng.hpp"
 
 // The two sampling kernels are built twice on x86-64 Linux (baseline and AVX2) and picked at
@@ -356,28 +357,18 @@ void real_sample_t(const double* k, std::size_t n, double theta, std::size_t n_r
         for (std::size_t i = 0; i < n; ++i) cut[i] = 1.0 + 1.0 / (1.0 + std::exp(-theta * k[i]));
     }
     const std::size_t n_blocks = (n_resamples + kBlock - 1) / kBlock;
-    unsigned threads = n_threads ? n_threads : std::max(1U, std::thread::hardware_concurrency());
-    threads = static_cast<unsigned>(std::min<std::size_t>(threads, n_blocks));
+    unsigned threads = detail::resolve_threads(n_threads);
     if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) threads = 1;  // not worth a thread
-    auto worker = [&](unsigned t) {
-        for (std::size_t b = t; b < n_blocks; b += threads) {
-            const std::size_t first = b * kBlock, rows = std::min(n_resamples, first + kBlock) - first;
-            if (theta == 0.0) {
-                LaneRng rng(seed, b);
-                block_fair(k, n, rng, out + first, rows);
-            } else {
-                block_tilted(k, cut.data(), n, seed, b, out + first, rows);
-            }
+    detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
+        const std::size_t first = b * kBlock, rows = std::min(n_resamples, first + kBlock) - first;
+        progress.add(rows * n);
+        if (theta == 0.0) {
+            LaneRng rng(seed, b);
+            block_fair(k, n, rng, out + first, rows);
+        } else {
+            block_tilted(k, cut.data(), n, seed, b, out + first, rows);
         }
-    };
-    if (threads <= 1) {
-        if (n_blocks) worker(0);
-        return;
-    }
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
-    worker(0);
-    for (auto& th : pool) th.join();
+    });
 }
 
 RealMCResult real_monte_carlo(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
@@ -405,18 +396,22 @@ namespace {
 // K(theta) = log E e^{theta T} = sum log((1 + e^{theta k}) / 2), and its first two derivatives,
 // for theta <= 0 (where every exponential is <= 1).
 struct Cgf {
-    long double value = 0, mean = 0, var = 0;
+    double value = 0, mean = 0, var = 0;
 };
 
 Cgf cgf(const std::vector<double>& k, double theta) {
-    Cgf c;
+    detail::CompensatedSum value, mean, var;
     for (const double kn : k) {
         const double e = std::exp(theta * kn);
         const double q = e / (1.0 + e);
-        c.value += static_cast<long double>(std::log1p(e) - kLog2);
-        c.mean += static_cast<long double>(kn * q);
-        c.var += static_cast<long double>(kn * kn * q * (1.0 - q));
+        value.add(std::log1p(e) - kLog2);
+        mean.add(kn * q);
+        var.add(kn * kn * q * (1.0 - q));
     }
+    Cgf c;
+    c.value = value.value();
+    c.mean = mean.value();
+    c.var = var.value();
     return c;
 }
 
@@ -488,7 +483,10 @@ Tail small_tail(const std::vector<double>& k, double b, bool strict, double k_su
     const Cgf c = cgf(k, theta);
 
     // Lugannani-Rice (a continuous approximation: no ties, no lattice correction).
-    const double rate = std::max(0.0, static_cast<double>(static_cast<long double>(theta) * b - c.value));
+    detail::CompensatedSum theta_b_minus_k;  // theta b - K(theta): a difference of large terms
+    theta_b_minus_k.add_product(theta, b);
+    theta_b_minus_k.add(-c.value);
+    const double rate = std::max(0.0, theta_b_minus_k.value());
     const double w = -std::sqrt(2.0 * rate), u = theta * std::sqrt(static_cast<double>(c.var));
     out.log_sp = (w > -1e-6) ? std::log(0.5) : log_lugannani_rice(w, u);
 
@@ -506,19 +504,19 @@ Tail small_tail(const std::vector<double>& k, double b, bool strict, double k_su
         out.log_hi = std::log(3.0 / static_cast<double>(n_resamples));  // rule of three, unweighted
         return out;
     }
-    long double s1 = 0, s2 = 0;
+    detail::CompensatedSum s1, s2;
     for (const double x : t) {
         if (hit(x)) {
             const double r = std::exp(-theta * x + kc - m);
-            s1 += r;
-            s2 += static_cast<long double>(r) * r;
+            s1.add(r);
+            s2.add_product(r, r);
         }
     }
-    const auto K = static_cast<long double>(n_resamples);
-    const long double mean_r = s1 / K;
-    const long double var_r = std::max<long double>(0, (s2 / K - mean_r * mean_r) * K / (K - 1));
-    const double rel = static_cast<double>(std::sqrt(var_r / K) / mean_r);  // relative standard error
-    out.log_p = m + static_cast<double>(std::log(mean_r));
+    const auto K = static_cast<double>(n_resamples);
+    const double mean_r = s1.value() / K;
+    const double var_r = std::max(0.0, (s2.value() / K - mean_r * mean_r) * K / (K - 1));
+    const double rel = std::sqrt(var_r / K) / mean_r;  // relative standard error
+    out.log_p = m + std::log(mean_r);
     out.log_hi = out.log_p + std::log1p(1.96 * rel);
     out.log_lo = 1.96 * rel < 1.0 ? out.log_p + std::log1p(-1.96 * rel) : -kInf;
     return out;

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "int128.hpp"
+
 namespace pairperm::detail {
 
 inline std::uint64_t splitmix64(std::uint64_t& x) {
@@ -33,7 +35,6 @@ public:
     // Uniform on [0, n), n >= 1, without modulo bias (Lemire 2019: multiply, reject the
     // few low products that would over-represent some values).
     std::uint64_t below(std::uint64_t n) {
-        __extension__ using u128 = unsigned __int128;
         u128 prod = static_cast<u128>((*this)()) * n;
         auto low = static_cast<std::uint64_t>(prod);
         if (low < n) {
@@ -50,5 +51,12 @@ private:
     static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
     std::uint64_t s_[4];
 };
+
+// The independent stream of block (or row) `index` of a seeded computation: results depend
+// on (seed, index) only, never on which thread drew them.
+inline Xoshiro256 block_stream(std::uint64_t seed, std::uint64_t index) {
+    std::uint64_t mix = seed ^ (0xD1B54A32D192ED03ULL * (index + 1));
+    return Xoshiro256(splitmix64(mix));
+}
 
 }  // namespace pairperm::detail

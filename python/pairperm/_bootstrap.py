@@ -25,6 +25,7 @@ from ._validation import (
     apply_vectorised,
     as_real_array,
     check_alternative,
+    check_paired_index,
     check_same_length,
 )
 
@@ -111,13 +112,13 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
                        confidence_level: Any, beta: Any, zero_division: Any, n_jobs: Any) -> tuple:
     func = "bootstrap_test"
     check_alternative(alternative, func)
-    opts = monte_carlo_options("monte_carlo", n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
-    assert opts is not None
+    opts = monte_carlo_options(n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
     if 8 * opts.n_resamples > _MAX_DISTRIBUTION_BYTES:
         raise SupportTooLargeError(
             f"{func}: n_resamples={opts.n_resamples} would keep {8 * opts.n_resamples / 2**30:.1f} GiB of resampled "
             f"deltas (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
         )
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
     ya = as_real_array(y, "y", func, ndim=(1, 2, 3))
     n = check_same_length(xa, ya, "x", "y", func)
@@ -135,6 +136,21 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
                 raise ValueError(f"{func}: {arr_name} holds counts and must be non-negative; got {arr[neg][0]!r} "
                                  f"at index {tuple(int(i) for i in np.argwhere(neg)[0])}")
     return xa, ya, name, fn, opts
+
+
+def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], opts: Any) -> np.ndarray:
+    """deltas() of every resample's summed statistics, in blocks (one seeded stream per block)."""
+    n, k_total = len(stats), opts.n_resamples
+    out = np.empty(k_total)
+    block = max(1, min(k_total, _BLOCK_ELEMENTS // n))
+    for i, start in enumerate(range(0, k_total, block)):
+        k = min(block, k_total - start)
+        if stats.shape[1] <= _FUSED_MAX_COLUMNS:
+            sums = _core.bootstrap_sums(stats, k, block_seed(opts.seed, i), opts.n_jobs)
+        else:
+            sums = _core.bootstrap_counts(n, k, block_seed(opts.seed, i), opts.n_jobs) @ stats
+        out[start:start + k] = deltas(sums)
+    return out
 
 
 def _bootstrap_hits(deltas: np.ndarray, delta: float, alternative: str) -> int:
@@ -199,6 +215,25 @@ def bootstrap_test(
     Returns
     -------
     BootstrapTestResult
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [0.71, 0.64, 0.88, 0.52, 0.90]        # per-entry scores of A and B
+    >>> b = [0.69, 0.61, 0.80, 0.55, 0.85]
+    >>> r = pairperm.bootstrap_test(a, b, n_resamples=2000, rng=0)
+    >>> print(f"{r.statistic:.2f} {r.metric_a:.2f} {r.metric_b:.2f}", r.metric, r.n_resamples)
+    0.03 0.73 0.70 mean 2000
+    >>> r.pvalue == (1 + r.hits) / (1 + r.n_resamples), r.bootstrap_distribution.shape
+    (True, (2000,))
+
+    Micro F1 from per-entry (tp, fp, fn):
+
+    >>> tp_fp_fn_a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]
+    >>> tp_fp_fn_b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]
+    >>> r = pairperm.bootstrap_test(tp_fp_fn_a, tp_fp_fn_b, metric="f1", n_resamples=500, rng=0)
+    >>> print(f"{r.metric_a:.4f} {r.metric_b:.4f}")    # 2*15 / (2*15 + 4 + 2), 2*12 / (2*12 + 3 + 5)
+    0.8333 0.7500
     """
     func = "bootstrap_test"
     xa, ya, name, fn, opts = _bootstrap_test_iv(x, y, metric, n_resamples, rng, alternative, confidence_level, beta,
@@ -222,16 +257,7 @@ def bootstrap_test(
         raise ValueError(f"{func}: the metric is not finite on the full data ({metric_a}, {metric_b})")
 
     k_total = opts.n_resamples
-    out = np.empty(k_total)
-    block = max(1, min(k_total, _BLOCK_ELEMENTS // n))
-    for i, start in enumerate(range(0, k_total, block)):
-        k = min(block, k_total - start)
-        if stats.shape[1] <= _FUSED_MAX_COLUMNS:
-            sums = _core.bootstrap_sums(stats, k, block_seed(opts.seed, i), opts.n_jobs)
-        else:
-            sums = _core.bootstrap_counts(n, k, block_seed(opts.seed, i), opts.n_jobs) @ stats
-        out[start:start + k] = deltas(sums)
-
+    out = _resampled(stats, deltas, opts)
     hits = _bootstrap_hits(out, delta, alternative)
     tail = (1 - opts.confidence_level) / 2
     lo, hi = np.quantile(out, [tail, 1 - tail])

@@ -27,6 +27,7 @@ from ._validation import (
     as_real_array,
     check_alternative,
     check_method,
+    check_paired_index,
     check_same_length,
 )
 
@@ -49,9 +50,13 @@ def _sign_flip_effects(effect: np.ndarray) -> LocalEffects:
     return LocalEffects.from_arrays(effect, -effect)
 
 
+# Signs and 0/1 differences always fit the grouped engine: nothing is ever sampled for them.
+_NEVER_SAMPLED = monte_carlo_options(N_RESAMPLES, None, None, "sign_test")
+
+
 def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[float, float]:
     effects = _sign_flip_effects(effect)
-    r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func)
+    r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func, mc=_NEVER_SAMPLED)
     return r.pvalue, r.log_pvalue
 
 
@@ -70,10 +75,21 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
         Per-entry correctness of systems A and B.
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that A is right more often than B.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> correct_a = [1, 1, 1, 1, 0, 1]
+    >>> correct_b = [0, 0, 1, 0, 0, 1]
+    >>> pairperm.mcnemar_test(correct_a, correct_b)     # 3 discordant entries, all for A
+    McNemarResult(statistic=3, pvalue=0.25, alternative='two-sided', n_a_only=3, n_b_only=0)
+    >>> print(f'{pairperm.mcnemar_test(correct_a, correct_b, alternative="greater").pvalue:.6g}')   # 2**-3
+    0.125
     """
     func = "mcnemar_test"
     check_alternative(alternative, func)
     hint = "mcnemar_test takes 0/1 correctness per entry"
+    check_paired_index(x, y, ("x", "y"), func)
     a = as_int_array(x, "x", func, hint=hint)
     b = as_int_array(y, "y", func, hint=hint)
     check_same_length(a, b, "x", "y", func)
@@ -100,9 +116,17 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     x, y : array_like of float, shape (N,)
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that x tends to exceed y.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.sign_test([3.1, 4.0, 5.2, 6.3, 2.2], [1.0, 1.5, 1.2, 6.3, 2.0])
+    >>> r
+    SignTestResult(statistic=4, pvalue=0.125, alternative='two-sided', n_positive=4, n_negative=0, n_zero=1)
     """
     func = "sign_test"
     check_alternative(alternative, func)
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func)
     ya = as_real_array(y, "y", func)
     check_same_length(xa, ya, "x", "y", func)
@@ -149,7 +173,8 @@ def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method
     if zero_method not in ZERO_METHODS:
         raise ValueError(f"{func}: zero_method must be one of {', '.join(map(repr, ZERO_METHODS))}; got {zero_method!r}")
     check_method(method, WILCOXON_METHODS, func)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func)
     ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func)
     check_same_length(xa, ya, "x", "y", func)
@@ -260,6 +285,21 @@ def wilcoxon_test(
     SupportTooLargeError
         If the route chosen would be infeasible (``method="exact"`` on widely spread
         ranks, or "auto" with too many frequencies to evaluate); use "monte_carlo".
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> ppl_a = [31.2, 28.4, 40.1, 25.0, 33.3, 29.9]    # per-sentence perplexities
+    >>> ppl_b = [30.1, 29.0, 36.2, 24.1, 30.0, 27.5]
+    >>> r = pairperm.wilcoxon_test(ppl_a, ppl_b)
+    >>> print(r.method, r.r_plus, r.r_minus, f"{r.pvalue:.6g}")     # 2 x 2 of the 2^6 sign patterns
+    exact 20.0 1.0 0.0625
+
+    Ties and zeros stay exact (scipy would switch to the normal approximation):
+
+    >>> r = pairperm.wilcoxon_test([1, 2, 2, 0, -1, 3, 2], zero_method="zsplit")
+    >>> print(r.method, f"{r.pvalue:.6g}", r.r_plus, r.r_minus)   # 12 of the 2^7 sign flips
+    exact 0.09375 25.0 3.0
     """
     func = "wilcoxon_test"
     xa, ya, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs)

@@ -13,7 +13,15 @@ import numpy as np
 
 from . import _bootstrap, _classic, _f1, _montecarlo, _permutation
 from ._results import CompareResult
-from ._validation import N_RESAMPLES, Alternative, ArrayLike, as_int_array, check_alternative, check_same_length
+from ._validation import (
+    N_RESAMPLES,
+    Alternative,
+    ArrayLike,
+    as_int_array,
+    check_alternative,
+    check_paired_index,
+    check_same_length,
+)
 
 __all__ = ["compare", "METRICS"]
 
@@ -81,6 +89,7 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     func = "compare"
     _only_auto(method, f"metric={metric!r} (Monte Carlo permutation)")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
+    check_paired_index(x, y, ("x", "y"), func)
     xa = as_int_array(x, "x", func, ndim=(2, 3), hint=hint)
     ya = as_int_array(y, "y", func, ndim=(2, 3), hint=hint)
     check_same_length(xa, ya, "x", "y", func)
@@ -177,6 +186,17 @@ def compare(
     -------
     CompareResult
         ``test`` names the function that ran, ``reason`` says why.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> c = pairperm.compare([1, 1, 0, 1, 1, 1], [0, 1, 0, 0, 1, 0], metric="accuracy")
+    >>> print(c.test, f"{c.pvalue:.6g}")
+    mcnemar_test 0.25
+    >>> print(c.reason)
+    binary per-entry outcomes: exact McNemar test (identical to the exact permutation test on 0/1 scores)
+    >>> pairperm.compare([31.2, 28.4, 40.1, 25.0], [30.1, 29.0, 36.2, 24.1], metric="perplexity").test
+    'wilcoxon_test'
     """
     func = "compare"
     check_alternative(alternative, func)

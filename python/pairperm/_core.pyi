@@ -1,10 +1,18 @@
 # Hand-written stubs for the private compiled module (see cpp/bindings/).
-from typing import Any, Tuple
+from typing import Any, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
+# The core's limits (cpp/include/pairperm/*.hpp).
 max_support: int
+max_abs_sum: int
+max_ratio_term: int
+multidim_tail_bound: float
+
+class SupportTooLargeError(ValueError):
+    entries: int | float
+    limit: int
 
 class EffectSummary:
     @property
@@ -48,7 +56,6 @@ def binomial_pmf(n: int, p: float, lo: int, hi: int) -> npt.NDArray[np.float64]:
 # m-dimensional local effects and exact ratio statistics (cpp/bindings/bind_multidim.cpp)
 _Coef = Tuple[int, int, int]
 _MultiTuple = Tuple[Tuple[int, ...], npt.NDArray[np.float64], float]
-multidim_tail_bound: float
 
 class MultiSummary:
     @property
@@ -63,18 +70,30 @@ class MultiSummary:
 def summarize_multi(stay: npt.ArrayLike, swap: npt.ArrayLike) -> MultiSummary: ...
 def convolve_dp_multi(stay: npt.ArrayLike, swap: npt.ArrayLike) -> _MultiTuple: ...
 def grouped_distribution_multi(summary: MultiSummary) -> _MultiTuple: ...
+
+class RatioStatistic:
+    def __init__(
+        self, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef, zero: tuple[int, int],
+        observed: tuple[int, int],
+    ) -> None: ...
+    @property
+    def a_num(self) -> list[int]: ...
+    @property
+    def a_den(self) -> list[int]: ...
+    @property
+    def b_num(self) -> list[int]: ...
+    @property
+    def b_den(self) -> list[int]: ...
+    @property
+    def zero(self) -> tuple[int, int]: ...
+    @property
+    def observed(self) -> tuple[int, int]: ...
+
 def ratio_pvalue(
-    offset: Tuple[int, ...], pmf: npt.ArrayLike, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef,
-    zero_num: int, zero_den: int, obs_num: int, obs_den: int, alternative: str,
+    offset: Sequence[int], pmf: npt.ArrayLike, statistic: RatioStatistic, alternative: str
 ) -> tuple[float, float]: ...
-def ratio_tail_pvalue(
-    summary: MultiSummary, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef,
-    zero_num: int, zero_den: int, obs_num: int, obs_den: int, alternative: str,
-) -> tuple[float, float, bool]: ...
-def ratio_count(
-    points: npt.ArrayLike, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef,
-    zero_num: int, zero_den: int, obs_num: int, obs_den: int, alternative: str,
-) -> int: ...
+def ratio_tail_pvalue(summary: MultiSummary, statistic: RatioStatistic, alternative: str) -> tuple[float, float, bool]: ...
+def ratio_count(points: npt.ArrayLike, statistic: RatioStatistic, alternative: str) -> int: ...
 def bootstrap_counts(n: int, k: int, seed: int, n_threads: int = 0) -> npt.NDArray[np.float64]: ...
 def bootstrap_sums(stats: npt.ArrayLike, k: int, seed: int, n_threads: int = 0) -> npt.NDArray[np.float64]: ...
 
@@ -103,3 +122,8 @@ def batch_grouped_pvalues(
     scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64],
            npt.NDArray[np.int64]]: ...
+
+# What grouped_pvalue takes on unasked (cpp/include/pairperm/pvalue.hpp)
+grouped_max_window: float
+grouped_max_work: float
+def grouped_pvalue_is_affordable(summary: EffectSummary) -> bool: ...

@@ -44,6 +44,17 @@ class Distribution:
     *absolute* error of about 1e-16 of the largest entry, so tail sums below ~1e-12 from
     ``cdf``/``sf`` are round-off. The test functions' ``pvalue`` does not have this limit
     (exponential tilting, or a recomputation with the DP).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> d = pairperm.Distribution(offset=-1, pmf=[0.25, 0.5, 0.25])   # S in {-1, 0, 1}
+    >>> d.support
+    array([-1,  0,  1])
+    >>> d.cdf(0), d.sf(0), d.mean()
+    (0.75, 0.25, 0.0)
+    >>> d.cdf([-1, 1])
+    array([0.25, 1.  ])
     """
 
     offset: int
@@ -134,6 +145,18 @@ class MultiDistribution:
         Certified upper bound on the probability outside the box.
     method : str
         ``"auto"`` (grouped engine, an inverse FFT; absolute error ~1e-16 of the peak) or ``"dp"``.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> md = pairperm.null_distribution([[1, 0], [0, 1], [1, 1]], [[0, 1], [1, 0], [0, 0]])
+    >>> md.offset, md.pmf.shape
+    ((0, 0), (4, 4))
+    >>> md.marginal(0).pmf
+    array([0.125, 0.375, 0.375, 0.125])
+    >>> values, probs = next(md.points())
+    >>> values.shape, f"{probs.sum():.12g}"
+    ((16, 2), '1')
     """
 
     offset: tuple

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 from ._distribution import Distribution, MultiDistribution
-from ._validation import as_int_array, as_score_pair, check_same_length
+from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length
 
 __all__ = ["LocalEffects", "NullRecipe"]
 
@@ -59,6 +59,7 @@ class LocalEffects:
         if real_ok:
             stay_a, swap_a = as_score_pair(stay, swap, func, ndim=ndim, names=names)
         else:
+            check_paired_index(stay, swap, names, func)
             stay_a = as_int_array(stay, names[0], func, ndim=ndim)
             swap_a = as_int_array(swap, names[1], func, ndim=ndim)
             check_same_length(stay_a, swap_a, names[0], names[1], func)
@@ -108,7 +109,7 @@ class LocalEffects:
         return sum(int(c) for _, c in self.summary.groups)
 
     @property
-    def observed(self) -> Union[int, tuple]:
+    def observed(self) -> Union[int, float, tuple]:
         """s_obs = sum(stay): an int, or a tuple for m-D (floats for real-valued effects)."""
         if self.is_real:
             obs = self.stay.sum(axis=0)

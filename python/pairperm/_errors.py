@@ -14,11 +14,49 @@ __all__ = ["PrecisionWarning", "SupportTooLargeError", "warn_caller"]
 
 #: Raised when an exact engine would need a dense support beyond the library's memory
 #: limit; a ValueError, so ``except ValueError`` keeps working.
-SupportTooLargeError = getattr(_core, "SupportTooLargeError", ValueError)
+SupportTooLargeError = _core.SupportTooLargeError
+# The class is defined by the compiled core; its documentation lives here, with the examples.
+SupportTooLargeError.__doc__ = """An exact engine would need a dense distribution or FFT grid beyond the library's memory limit.
+
+    Raised before anything is allocated. A ValueError, so ``except ValueError`` keeps working.
+
+    Attributes
+    ----------
+    entries : int
+        The float64 entries that were needed.
+    limit : int
+        The module's limit.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> try:
+    ...     pairperm.null_distribution([0, 2**40], [2**40, 0], method="dp")
+    ... except pairperm.SupportTooLargeError as e:
+    ...     print(e.entries > e.limit, isinstance(e, ValueError))
+    True True
+
+    A permutation test whose exact support would not fit can run by sampling instead:
+
+    >>> r = pairperm.permutation_test([0, 2**40, 3], [2**40, 0, 1], method="monte_carlo", rng=0)
+    >>> r.engine
+    'monte_carlo'
+    """
 
 
 class PrecisionWarning(RuntimeWarning):
-    """A p-value is reported as an upper bound because the exact value was out of reach."""
+    """A p-value is reported as an upper bound because the exact value was out of reach.
+
+    Examples
+    --------
+    >>> import warnings, pairperm
+    >>> issubclass(pairperm.PrecisionWarning, RuntimeWarning)
+    True
+    >>> with warnings.catch_warnings():       # make a bounded p-value an error
+    ...     warnings.simplefilter("error", pairperm.PrecisionWarning)
+    ...     pairperm.permutation_test([3, 1, 2], [0, 1, 0]).pvalue_is_bound
+    False
+    """
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

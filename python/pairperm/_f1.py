@@ -30,7 +30,9 @@ from ._validation import (
     ArrayLike,
     as_int_array,
     check_alternative,
+    check_column_totals,
     check_method,
+    check_paired_index,
     check_same_length,
 )
 
@@ -69,6 +71,7 @@ def _by_column_name(values: Any, name: str, func: str) -> Any:
 
 
 def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
+    check_paired_index(a, b, ("x", "y"), func)
     a_arr = as_int_array(_by_column_name(a, "x", func), "x", func, ndim=2, hint="counts must be non-negative integers")
     b_arr = as_int_array(_by_column_name(b, "y", func), "y", func, ndim=2, hint="counts must be non-negative integers")
     check_same_length(a_arr, b_arr, "x", "y", func)
@@ -77,8 +80,9 @@ def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
             f"{func}: x and y must have shape (N, 3) with per-entry (tp, fp, fn) counts or (N, 2) with "
             f"(tp, errors); got shape {a_arr.shape}"
         )
-    # Every column total of both systems below 2^61 (checked in the core): all sums below are exact int64.
-    _core.summarize_multi(a_arr, b_arr)
+    # Every column total below 2^61: all the sums below are exact in int64.
+    check_column_totals(a_arr, "x", func)
+    check_column_totals(b_arr, "y", func)
     cols = _COLUMNS[a_arr.shape[1]]
     for name, arr in (("x", a_arr), ("y", b_arr)):
         neg = arr < 0
@@ -179,8 +183,8 @@ def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) 
     obs = pr.observed
     if abs(obs.numerator) >= 2**62 or obs.denominator >= 2**61:
         raise ValueError(f"{func}: counts too large for the exact 128-bit comparison of ratio statistics")
-    args = (r.a_num, r.a_den, r.b_num, r.b_den, pr.zero.numerator, pr.zero.denominator, obs.numerator,
-            obs.denominator)
+    args = _core.RatioStatistic(r.a_num, r.a_den, r.b_num, r.b_den, (pr.zero.numerator, pr.zero.denominator),
+                                (obs.numerator, obs.denominator))
     # Recall's difference (2 TP_A - T) / G increases with its 1-D state TP_A.
     return RatioStatistic(float(obs), args, increasing_in_s=kind == "recall", summary=effects.summary)
 
@@ -189,7 +193,7 @@ def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, bet
                    n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
     check_alternative(alternative, func)
     check_method(method, RATIO_METHODS, func)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     pr = _problem(kind, x, y, beta, zero_division, func)
     stay, swap = (pr.stay[:, 0].copy(), pr.swap[:, 0].copy()) if pr.stay.shape[1] == 1 else (pr.stay, pr.swap)
     effects = LocalEffects.from_arrays(stay, swap)
@@ -263,16 +267,56 @@ def recall_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-s
                        n_jobs)
 
 
+_F1_EXAMPLES = """
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]   # (tp, fp, fn) per entry, system A
+    >>> b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]   # system B, same gold counts
+    >>> r = pairperm.f1_test(a, b)                  # F1: 30/36 against 24/32
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}")
+    0.083333 0.125
+    >>> r.null_distribution.pmf.ndim                # the reduced state (TP_A, FP_A)
+    2
+
+    The reference implementation's (tp, errors) columns:
+
+    >>> r = pairperm.f1_test([[3, 1], [2, 1], [4, 2]], [[2, 2], [2, 2], [3, 3]], alternative="greater")
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}")
+    0.151515 0.125
+"""
+_PRECISION_EXAMPLES = """
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]   # (tp, fp, fn) per entry, system A
+    >>> b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]   # system B
+    >>> r = pairperm.precision_test(a, b)           # precision: 15/19 against 12/15
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}")
+    -0.010526 1
+"""
+_RECALL_EXAMPLES = """
+    Examples
+    --------
+    >>> import pairperm
+    >>> a = [[3, 1, 0], [2, 0, 1], [4, 1, 1], [1, 0, 0], [5, 2, 0]]   # (tp, fp, fn) per entry, system A
+    >>> b = [[2, 1, 1], [2, 1, 1], [3, 0, 2], [1, 1, 0], [4, 0, 1]]   # system B
+    >>> r = pairperm.recall_test(a, b, alternative="greater")        # recall: 15/17 against 12/17
+    >>> print(f"{r.statistic:.6f} {r.pvalue:.6g}", r.null_distribution.pmf.ndim)
+    0.176471 0.125 1
+"""
+
+
 f1_test.__doc__ = (
     """Exact paired-permutation test for the difference in (micro) F-beta scores, F_A - F_B.
 
     F-beta = (1 + beta^2) TP / ((1 + beta^2) TP + beta^2 FN + FP); with (N, 2) inputs
     F1 = TP / (TP + errors / 2) as in the reference implementation. The state reduces to
-    two dimensions (TP_A, FP_A).
-
-    beta : float >= 0, a small exact binary fraction (1, 2, 0.5, ...); (N, 3) inputs for beta != 1.
+    two dimensions (TP_A, FP_A). ``beta`` (float >= 0) must be a small exact binary
+    fraction (1, 2, 0.5, ...), with (N, 3) inputs when it is not 1.
 """
     + _DOC_COMMON
+    + _F1_EXAMPLES
 )
 precision_test.__doc__ = (
     """Exact paired-permutation test for the difference in micro precision TP / (TP + FP).
@@ -280,6 +324,7 @@ precision_test.__doc__ = (
     Needs (N, 3) inputs; the state reduces to two dimensions (TP_A, FP_A).
 """
     + _DOC_COMMON
+    + _PRECISION_EXAMPLES
 )
 recall_test.__doc__ = (
     """Exact paired-permutation test for the difference in micro recall TP / (TP + FN).
@@ -289,6 +334,7 @@ recall_test.__doc__ = (
     down to 1e-300 (exponential tilting).
 """
     + _DOC_COMMON
+    + _RECALL_EXAMPLES
 )
 
 

@@ -6,11 +6,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ._effects import LocalEffects
 from ._results import MonteCarloTestResult
 from ._runner import monte_carlo_options, run
-from ._statistics import statistic_for
-from ._validation import N_RESAMPLES, Alternative, ArrayLike, check_alternative, check_rtol, check_statistic
+from ._structured import read_effects_and_statistic
+from ._validation import N_RESAMPLES, Alternative, ArrayLike, check_alternative
 
 __all__ = ["monte_carlo_test"]
 
@@ -19,14 +18,9 @@ def _monte_carlo_test_iv(stay: Any, swap: Any, statistic: Any, n_resamples: Any,
                          alpha: Any, confidence_level: Any, rtol: Any, n_jobs: Any) -> tuple:
     func = "monte_carlo_test"
     check_alternative(alternative, func)
-    check_statistic(statistic, func)
-    rtol = check_rtol(rtol, func)
-    mc = monte_carlo_options("monte_carlo", n_resamples, rng, n_jobs, func, alpha=alpha,
-                             confidence_level=confidence_level)
-    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
-    if statistic is None and not effects.one_d:
-        raise ValueError(f"{func}: statistic=None needs 1-D stay/swap; pass a statistic for shape {effects.stay.shape}")
-    return effects, statistic_for(effects, statistic, rtol, func), mc
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func, alpha=alpha, confidence_level=confidence_level)
+    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func)
+    return effects, stat, mc
 
 
 def monte_carlo_test(
@@ -86,6 +80,23 @@ def monte_carlo_test(
     -------
     MonteCarloTestResult
         ``pvalue = (1 + hits) / (1 + n_resamples)`` as in ``scipy.stats.permutation_test``.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> stay, swap = [2, -1, 3, 0, 1], [-2, 1, -3, 0, -1]
+    >>> r = pairperm.monte_carlo_test(stay, swap, n_resamples=10_000, rng=1)
+    >>> r.statistic, r.n_resamples, r.pvalue == (1 + r.hits) / (1 + r.n_resamples)
+    (5, 10000, True)
+    >>> exact = pairperm.structured_test(stay, swap).pvalue     # 12 of the 32 swaps
+    >>> print(exact, r.pvalue_ci[0] <= exact <= r.pvalue_ci[1])
+    0.375 True
+
+    With ``alpha``, sampling stops once the interval excludes it:
+
+    >>> r = pairperm.monte_carlo_test(stay, swap, n_resamples=1_000_000, rng=1, alpha=0.05)
+    >>> r.stopped_early, r.n_resamples < 1_000_000
+    (True, True)
     """
     effects, stat, mc = _monte_carlo_test_iv(stay, swap, statistic, n_resamples, rng, alternative, alpha,
                                              confidence_level, rtol, n_jobs)

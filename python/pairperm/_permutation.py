@@ -35,6 +35,15 @@ def convolve_dp(stay: ArrayLike, swap: ArrayLike) -> Union[Distribution, MultiDi
     ----------
     stay, swap : array_like of int, shape (N,) or (N, m)
         Local effects ``g(u_n, v_n)`` and ``g(v_n, u_n)``.
+
+    Examples
+    --------
+    >>> import numpy as np, pairperm
+    >>> d = pairperm.convolve_dp([1, 2, 0], [-1, -2, 0])
+    >>> d.method, d.offset
+    ('dp', -3)
+    >>> d.pmf
+    array([0.25, 0.  , 0.25, 0.  , 0.25, 0.  , 0.25])
     """
     return null_distribution(stay, swap, method="dp", _func="convolve_dp")
 
@@ -48,6 +57,15 @@ def convolve_fft(stay: ArrayLike, swap: ArrayLike) -> Distribution:
     Parameters
     ----------
     stay, swap : array_like of int, shape (N,)
+
+    Examples
+    --------
+    >>> import numpy as np, pairperm
+    >>> d = pairperm.convolve_fft([1, 2, 0], [-1, -2, 0])
+    >>> d.method
+    'fft'
+    >>> bool(np.allclose(d.pmf, pairperm.convolve_dp([1, 2, 0], [-1, -2, 0]).pmf, rtol=0, atol=1e-15))
+    True
     """
     return null_distribution(stay, swap, method="fft", _func="convolve_fft")  # type: ignore[return-value]
 
@@ -67,6 +85,22 @@ def null_distribution(stay: ArrayLike, swap: ArrayLike, method: Literal["auto", 
     Returns
     -------
     Distribution (1-D effects) or MultiDistribution (shape (N, m), m >= 2)
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> d = pairperm.null_distribution([1, 2, 0], [-1, -2, 0])   # S in {-3, -1, 1, 3}
+    >>> d
+    Distribution(offset=-3, size=7, mass=1, truncated_mass=0, method='auto')
+    >>> d.support[d.pmf > 0]
+    array([-3, -1,  1,  3])
+    >>> print(f"{d.sf(1):.6g} {d.cdf(-1):.6g}")      # P[S > 1], P[S <= -1]
+    0.25 0.5
+
+    Effects of shape (N, m) give an m-dimensional distribution:
+
+    >>> pairperm.null_distribution([[1, 0], [0, 1], [1, 1]], [[0, 1], [1, 0], [0, 0]]).pmf.shape
+    (4, 4)
     """
     check_method(method, DISTRIBUTION_METHODS, _func)
     effects = LocalEffects.read(stay, swap, _func, ndim=(1, 2) if method != "fft" else 1)
@@ -81,7 +115,7 @@ def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamp
     rtol = check_rtol(rtol, func)
     x_a, y_a = as_score_pair(x, y, func)
     effects = LocalEffects.paired(x_a, y_a)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func, real=effects.is_real)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     return effects, statistic_for(effects, None, rtol, func), mc
 
 
@@ -141,6 +175,29 @@ def permutation_test(
     -------
     PermutationTestResult
         ``engine`` says which route ran.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> x = [12, 7, 30, 9, 15, 22]          # correct tokens per sentence, system A
+    >>> y = [11, 7, 27, 9, 13, 22]          # and system B
+    >>> pairperm.permutation_test(x, y)
+    PermutationTestResult(statistic=6, pvalue=0.25, method='auto', engine='dp', alternative='two-sided')
+    >>> print(f'{pairperm.permutation_test(x, y, alternative="greater").pvalue:.6g}')   # 2^3 of 2^6 swaps
+    0.125
+
+    Real-valued scores with few entries are enumerated exactly:
+
+    >>> r = pairperm.permutation_test([0.71, 0.64, 0.88, 0.52, 0.90], [0.69, 0.61, 0.80, 0.55, 0.85])
+    >>> print(f"{r.statistic:.2f} {r.pvalue:.6g}", r.engine)
+    0.15 0.25 meet_in_the_middle
+
+    A seeded Monte Carlo estimate, with its 95% interval:
+
+    >>> r = pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=2000, rng=0)
+    >>> lo, hi = r.pvalue_ci
+    >>> bool(lo <= 0.25 <= hi), r.n_resamples
+    (True, 2000)
     """
     effects, stat, mc = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol)
     return run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)

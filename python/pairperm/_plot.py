@@ -186,6 +186,15 @@ def plot_distribution(dist: Any, ax: Any = None, observed: Any = None, alternati
     :func:`plot_result`). The pmf of the ``"auto"`` and ``"fft"`` engines has absolute
     accuracy ~1e-16 of its peak, so with ``log=True`` only values above 1e-14 of the
     peak are drawn; ``"dp"`` distributions are accurate relatively and drawn in full.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> d = pairperm.null_distribution([3, 5, 1, 2, 4], [1, 0, 1, 6, 0], method="dp")
+    >>> ax = pairperm.plot_distribution(d, observed=9)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['rejection region, p = 0.625 (two-sided)', 'observed S = 9', 'null pmf']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     return _draw(dist, ax, observed, alternative, log, "plot_distribution")
 
@@ -208,6 +217,15 @@ def plot_result(result: Any, ax: Any = None, log: bool = False):
     matplotlib.axes.Axes
         The legend shows the test's own p-value (``result.pvalue``, or ``log_pvalue``
         when it underflows to 0).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.permutation_test([12, 7, 30, 9, 15, 22], [11, 7, 27, 9, 13, 22])
+    >>> ax = pairperm.plot_result(r)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['rejection region, p = 0.25 (two-sided)', 'observed S = 6', 'null pmf']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     func = "plot_result"
     dist = getattr(result, "null_distribution", None)
@@ -246,6 +264,15 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
     -------
     matplotlib.axes.Axes
         Colour is ``log10 p`` (darker is more significant); each cell shows its p-value.
+
+    Examples
+    --------
+    >>> import numpy as np, pairperm
+    >>> p = [[np.nan, 0.01, 0.2], [0.01, np.nan, 0.04], [0.2, 0.04, np.nan]]
+    >>> ax = pairperm.plot_pvalue_matrix(p, ["A", "B", "C"], alpha=0.05)
+    >>> [t.get_text() for t in ax.texts]
+    ['0.01*', '0.2', '0.01*', '0.04*', '0.2', '0.04*']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     func = "plot_pvalue_matrix"
     p = np.asarray(matrix, dtype=np.float64)
@@ -282,3 +309,23 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
     ax.set_yticklabels(names)
     ax.set_title(f"pairwise p-values (* p < {alpha:g})")
     return ax
+
+
+def save_figure(draw: Any, path: Any, notice: Any) -> None:
+    """Draw with ``draw()`` (which returns the Axes) on the file-only Agg backend, write the
+    figure to `path` and print where it went to the stream `notice` (the command line's --plot)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError('--plot needs matplotlib: pip install "pairperm[plot]"') from None
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    ax = draw()
+    try:
+        ax.figure.savefig(path, bbox_inches="tight", dpi=120)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot write the figure: {exc.strerror or exc}") from None
+    finally:
+        plt.close(ax.figure)
+    print(f"figure: {path}", file=notice)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core
+from ._errors import SupportTooLargeError
 from ._stats import clopper_pearson
 
 __all__ = ["REAL_METHODS", "REAL_MAX_EXACT", "RealPValue", "real_sum_pvalue"]
@@ -126,7 +127,7 @@ def real_sum_pvalue(
             p, log_p, _hits, _ = _core.real_exact(stay, swap, alternative, float(rtol))
             return RealPValue(float(p), float(log_p), None, "exact", None, None)
         if method == "exact":
-            raise ValueError(
+            raise SupportTooLargeError(
                 f"method='exact' enumerates 2^n states and is limited to n <= {REAL_MAX_EXACT} entries "
                 f"with stay != swap; got n = {n_varying}. Use method='saddlepoint_is' (tilted importance "
                 f"sampling, accurate at any p) or method='monte_carlo'."

@@ -101,6 +101,20 @@ class PermutationTestResult(_Result):
         Monte Carlo with ``alpha``: the interval excluded alpha before all resamples were drawn.
     null_distribution : Distribution, MultiDistribution or None
         Null distribution of S, recomputed on first access (None for sampling methods).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.permutation_test([12, 7, 30, 9, 15, 22], [11, 7, 27, 9, 13, 22])
+    >>> print(r.statistic, f"{r.pvalue:.6g}", r.engine)
+    6 0.25 dp
+    >>> print(f"{r.log_pvalue:.6f}")
+    -1.386294
+    >>> d = r.null_distribution
+    >>> print(f"{d.sf(5) + d.cdf(-6):.6g}")      # P[|S| >= 6]
+    0.25
+    >>> sorted(r.to_dict())[:4]
+    ['alternative', 'engine', 'hits', 'log_pvalue']
     """
 
     statistic: Union[int, float]
@@ -145,7 +159,17 @@ class PermutationTestResult(_Result):
 
 @dataclass(frozen=True, repr=False)
 class MonteCarloTestResult(PermutationTestResult):
-    """Result of :func:`pairperm.monte_carlo_test` (always a sampling estimate)."""
+    """Result of :func:`pairperm.monte_carlo_test` (always a sampling estimate).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.monte_carlo_test([2, -1, 3, 0, 1], [-2, 1, -3, 0, -1], n_resamples=999, rng=0)
+    >>> type(r).__name__, r.engine, r.n_resamples, r.pvalue == (1 + r.hits) / 1000
+    ('MonteCarloTestResult', 'monte_carlo', 999, True)
+    >>> r.null_distribution is None          # sampling keeps no distribution
+    True
+    """
 
 
 @dataclass(frozen=True, repr=False)
@@ -161,6 +185,13 @@ class McNemarResult(_Result):
     alternative : str
     n_a_only, n_b_only : int
         The two discordant counts of the 2x2 table.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.mcnemar_test([1, 1, 1, 0, 1], [0, 0, 1, 1, 1])
+    >>> print(r.n_a_only, r.n_b_only, f"{r.pvalue:.6g}")
+    2 1 1
     """
 
     statistic: int
@@ -185,6 +216,13 @@ class SignTestResult(_Result):
     alternative : str
     n_positive, n_negative, n_zero : int
         Entries with ``x > y``, ``x < y`` and ``x == y`` (zeros carry no information).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.sign_test([3.1, 4.0, 5.2, 6.3, 2.2], [1.0, 1.5, 1.2, 6.3, 2.0])
+    >>> print(r.n_positive, r.n_negative, r.n_zero, f"{r.pvalue:.6g}")
+    4 0 1 0.125
     """
 
     statistic: int
@@ -221,6 +259,13 @@ class WilcoxonResult(_Result):
         ``"fourier"`` and ``"normal"`` only: a bound on the absolute error of ``pvalue``.
     n_resamples, hits, pvalue_ci :
         Monte Carlo only.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.wilcoxon_test([1.5, -0.5, 2.0, 3.5, 1.0])
+    >>> print(r.r_plus, r.r_minus, r.statistic, r.method, f"{r.pvalue:.6g}")
+    14.0 1.0 1.0 exact 0.125
     """
 
     statistic: float
@@ -263,6 +308,17 @@ class BootstrapTestResult(_Result):
     confidence_level : float
     bootstrap_distribution : ndarray
         The resampled deltas (not printed, not in ``to_dict``).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> r = pairperm.bootstrap_test([0.71, 0.64, 0.88, 0.52, 0.90], [0.69, 0.61, 0.80, 0.55, 0.85],
+    ...                             n_resamples=1000, rng=0)
+    >>> lo, hi = r.confidence_interval
+    >>> bool(lo <= r.statistic <= hi), r.confidence_level, r.bootstrap_distribution.shape
+    (True, 0.95, (1000,))
+    >>> "bootstrap_distribution" in r.to_dict()
+    False
     """
 
     statistic: float
@@ -299,6 +355,13 @@ class CompareResult(_Result):
     reason : str
     result : object
         The full result object of that test.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> c = pairperm.compare([12, 7, 30, 9, 15, 22], [11, 7, 27, 9, 13, 22], metric="sum")
+    >>> print(c.test, f"{c.pvalue:.6g}", type(c.result).__name__)
+    permutation_test 0.25 PermutationTestResult
     """
 
     statistic: Any

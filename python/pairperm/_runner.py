@@ -7,8 +7,10 @@ Public functions validate their arguments, build `LocalEffects` and a statistic 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Optional
 
 import numpy as np
@@ -17,6 +19,7 @@ from . import _core
 from ._effects import LocalEffects
 from ._errors import SupportTooLargeError, warn_caller
 from ._results import PermutationTestResult
+from ._statistics import RealSumStatistic, SumStatistic
 from ._statistics import TiltNotCertified
 from ._stats import clopper_pearson, excludes
 from ._validation import check_n_jobs, check_n_resamples, check_probability, check_rng, seed_from_rng
@@ -32,11 +35,6 @@ DP_BUDGET = 4e9
 DP_LIMIT = 1e12
 # Up to this many varying entries the 2^n states are simply listed (64 MiB of int64 sums).
 ENUMERATE_MAX = 22
-# The grouped engine's tilted window (entries) and its work (groups x frequencies) that
-# `method="auto"` takes on without being asked: ~0.1 GB and ~1 s (measured ~5 ns per
-# group and frequency). Beyond that auto routes elsewhere instead of running for minutes.
-AUTO_MAX_WINDOW = 1 << 23
-AUTO_MAX_WORK = 2e8
 # Small inputs with many distinct differences (Wilcoxon's ranks: one group per entry) defeat
 # the grouped engine's frequency filter, while the DP is tiny: measured 0.04 ms (DP) vs 3.2 ms
 # (grouped) at N = 50 distinct ranks, 4.8 ms vs 75 ms at N = 200. Below this DP cost, with
@@ -53,27 +51,31 @@ MC_BLOCK_ELEMENTS = 1 << 22
 
 @dataclass(frozen=True)
 class MonteCarloOptions:
+    """Validated sampling arguments; the seed is drawn from `rng` on first use only, since
+    that costs more than most exact tests."""
+
     n_resamples: int
-    seed: int
+    rng: Any
     alpha: Optional[float] = None
     confidence_level: float = 0.95
     n_jobs: int = 0
+    func: str = ""
+
+    @cached_property
+    def seed(self) -> int:
+        return seed_from_rng(self.rng, self.func)
 
 
-def monte_carlo_options(method: str, n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
-                        confidence_level: Any = 0.95, real: bool = False) -> Optional[MonteCarloOptions]:
-    """Validate the sampling arguments (always, whatever the method); None unless the test
-    may sample: `method` "monte_carlo", or real-valued effects (whose auto route estimates
-    deep tails by importance sampling). The seed is drawn only then: it costs more than an
-    exact test."""
+def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
+                        confidence_level: Any = 0.95) -> MonteCarloOptions:
+    """Validate the sampling arguments, whatever the method (a sampling route may be taken
+    by "auto" too: real-valued effects, or integer ones beyond the exact engines' reach)."""
     k = check_n_resamples(n_resamples, func)
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
     conf = check_probability(confidence_level, "confidence_level", func)
-    if method != "monte_carlo" and not real:
-        check_rng(rng, func)
-        return None
-    return MonteCarloOptions(k, seed_from_rng(rng, func), a, conf, jobs)  # type: ignore[arg-type]
+    check_rng(rng, func)
+    return MonteCarloOptions(k, rng, a, conf, jobs, func)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,9 @@ class MonteCarloEstimate:
 
 
 def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func: str,
-        mc: Optional[MonteCarloOptions] = None, result_type: type = PermutationTestResult) -> Any:
+        mc: MonteCarloOptions, result_type: type = PermutationTestResult) -> Any:
     """Run one test: `method` is "auto", "exact", "dp", "fft" or "monte_carlo"."""
     if method == "monte_carlo":
-        assert mc is not None
         est = monte_carlo(effects, stat, alternative, mc)
         return result_type(
             statistic=stat.value, pvalue=est.pvalue, log_pvalue=math.log(est.pvalue), method=method,
@@ -98,7 +99,10 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
         )
     if effects.is_real:
         return _real(effects, stat, alternative, method, func, mc, result_type)
-    p, log_p, engine, bound = _exact(effects, stat, alternative, method, func)
+    exact = _exact(effects, stat, alternative, method, func)
+    if exact is None:
+        return _beyond_exact_engines(effects, stat, alternative, method, func, mc, result_type)
+    p, log_p, engine, bound = exact
     null_engine = engine if engine in ("dp", "fft") else "auto"
     return result_type(
         statistic=stat.value, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative, engine=engine,
@@ -107,7 +111,7 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
 
 
 def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
-          mc: Optional[MonteCarloOptions], result_type: type) -> Any:
+          mc: MonteCarloOptions, result_type: type) -> Any:
     """Real-valued local effects: no dense distribution exists, so exact means enumeration
     (meet in the middle for the sum, listing for other statistics) and large inputs are
     estimated with a relative error bar (tilted importance sampling)."""
@@ -116,7 +120,6 @@ def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func:
                          "'auto', 'exact' or 'monte_carlo'")
     done = dict(statistic=stat.value, method=method, alternative=alternative)
     if hasattr(stat, "exact_or_tilted"):
-        assert mc is not None
         r = stat.exact_or_tilted(alternative, method, mc.n_resamples, mc.seed, mc.n_jobs)
         engine = "meet_in_the_middle" if r.method == "exact" else r.method
         return result_type(**done, pvalue=r.pvalue, log_pvalue=r.log_pvalue, engine=engine,
@@ -130,8 +133,25 @@ def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func:
     return result_type(**done, pvalue=p, log_pvalue=math.log(p) if p > 0 else -math.inf, engine="enumeration")
 
 
-def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> tuple:
-    """(p, log p, engine that ran, whether p is only a bound)."""
+def _beyond_exact_engines(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
+                          mc: MonteCarloOptions, result_type: type) -> Any:
+    """Integer effects too widely spread for the grouped engine and too many to list: the sum
+    goes to the real-valued engine, exact in float64 while sum |stay - swap| < 2^53 (meet in
+    the middle up to 40 varying entries, tilted importance sampling beyond: `engine` says
+    which); other statistics have only Monte Carlo left."""
+    if isinstance(stat, SumStatistic) and float(effects.summary.k_sum) < 2**53:
+        real = LocalEffects.real(effects.stay.astype(np.float64), effects.swap.astype(np.float64))
+        r = _real(real, RealSumStatistic(real, 0.0), alternative, method, func, mc, result_type)
+        return dataclasses.replace(r, statistic=stat.value)
+    raise SupportTooLargeError(
+        f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
+        f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
+    )
+
+
+def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> Optional[tuple]:
+    """(p, log p, engine that ran, whether p is only a bound), or None when "auto"/"exact"
+    find every exact engine out of reach."""
     if method in ("auto", "exact"):
         if effects.n_varying == 0:
             return 1.0, 0.0, "enumeration", False
@@ -153,10 +173,7 @@ def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func
         if effects.n_varying <= ENUMERATE_MAX:
             p = _enumerate(effects, stat, alternative)
             return p, (math.log(p) if p > 0 else -math.inf), "enumeration", False
-        raise SupportTooLargeError(
-            f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
-            f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
-        )
+        return None
     if method == "dp" and effects.dp_cost() > DP_LIMIT:
         raise SupportTooLargeError(
             f"{func}: method='dp' would need ~{effects.dp_cost():.2g} multiply-adds (hours or more); use "
@@ -205,28 +222,11 @@ def _dp_is_cheaper(effects: LocalEffects) -> bool:
 
 
 def _tilted_is_affordable(effects: LocalEffects) -> bool:
-    """Cost model of the grouped engine's tilted tail: its window and its work."""
+    """Cost model of the grouped engine's tilted tail (1-D in the core; 2-D ratio tails use
+    boxes no larger than the distribution's)."""
     if not effects.one_d:
-        return _distribution_is_affordable(effects)  # the tilted boxes are smaller
-    groups, _ = _reduced_groups(effects)
-    # Listing the states is exact (and cheap) where few entries vary.
-    variance = _narrow_variance(groups) if effects.n_varying > ENUMERATE_MAX else sum(c * k * k for k, c in groups)
-    window = 2.0 * _hoeffding_halfwidth(variance, math.log(1e-40)) + 1.0
-    return window <= AUTO_MAX_WINDOW and window / 2.0 * max(1, len(groups)) <= AUTO_MAX_WORK
-
-
-def _narrow_variance(groups: list) -> float:
-    """Hoeffding's range term of the part of the law the tilted tail transforms: the core
-    conditions on a few groups whose step exceeds the certified width of all smaller ones
-    (at most 4096 outcomes), so only the groups below them set the window."""
-    groups = sorted(groups)
-    variance = 0.0
-    for i, (k, c) in enumerate(groups):
-        if i > 0 and k > 2.0 * _hoeffding_halfwidth(variance, math.log(1e-320)) + 1.0:
-            if math.prod(cc + 1 for _, cc in groups[i:]) <= 4096:
-                return variance
-        variance += c * k * k
-    return variance
+        return _distribution_is_affordable(effects)
+    return effects.one_d and bool(_core.grouped_pvalue_is_affordable(effects.summary))
 
 
 def _distribution_is_affordable(effects: LocalEffects) -> bool:
@@ -235,12 +235,12 @@ def _distribution_is_affordable(effects: LocalEffects) -> bool:
         groups, _ = _reduced_groups(effects)
         variance = float(sum(c * k * k for k, c in groups))
         window = min(2.0 * _hoeffding_halfwidth(variance, math.log(1e-320)) + 1.0, float(effects.summary.k_sum) + 1)
-        return window <= AUTO_MAX_WINDOW and window / 2.0 * max(1, len(groups)) <= AUTO_MAX_WORK
+        return window <= _core.grouped_max_window and window / 2.0 * max(1, len(groups)) <= _core.grouped_max_work
     box = 1.0
     for j, width in enumerate(effects.span()):
         variance = float(sum(c * float(d[j]) ** 2 for d, c in effects.summary.groups))
         box *= min(float(width), 2.0 * _hoeffding_halfwidth(variance, math.log(1e-40)) + 1.0)
-    return box <= AUTO_MAX_WINDOW
+    return box <= _core.grouped_max_window
 
 
 def enumerate_states(effects: LocalEffects) -> np.ndarray:

@@ -78,18 +78,18 @@ class RatioStatistic:
             p, log_p = _core.grouped_pvalue(self._summary, alternative)
             return float(p), float(log_p)
         # 2-D: each tail summed under its own exponential tilt (relative accuracy at any depth).
-        p, log_p, certified = _core.ratio_tail_pvalue(self._summary, *self._args, alternative)
+        p, log_p, certified = _core.ratio_tail_pvalue(self._summary, self._args, alternative)
         if not certified:
             raise TiltNotCertified()
         return float(p), float(log_p)
 
     def from_distribution(self, dist: Dist, alternative: str) -> float:
         offset = (dist.offset,) if isinstance(dist, Distribution) else dist.offset
-        p, _ = _core.ratio_pvalue(offset, dist.pmf, *self._args, alternative)
+        p, _ = _core.ratio_pvalue(offset, dist.pmf, self._args, alternative)
         return float(p)
 
     def count(self, sums: np.ndarray, alternative: str) -> int:
-        return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), *self._args, alternative))
+        return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), self._args, alternative))
 
 
 class CallableStatistic:

@@ -30,16 +30,22 @@ def _structured_test_iv(stay: Any, swap: Any, statistic: Any, alternative: Any, 
     func = "structured_test"
     check_alternative(alternative, func)
     check_method(method, STRUCTURED_METHODS, func)
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
+    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func)
+    if method == "fft" and not effects.one_d:
+        raise ValueError(f"{func}: method='fft' (Alg. 4) is for 1-D local effects; use 'auto' or 'dp' for m-D")
+    return effects, stat, mc
+
+
+def read_effects_and_statistic(stay: Any, swap: Any, statistic: Any, rtol: Any, func: str) -> tuple:
+    """Local effects (integer or real, 1-D or m-D) and the statistic kind for them."""
     check_statistic(statistic, func)
     rtol = check_rtol(rtol, func)
     effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
-    mc = monte_carlo_options(method, n_resamples, rng, n_jobs, func, real=effects.is_real)
     if statistic is None and not effects.one_d:
         raise ValueError(f"{func}: statistic=None (the sum S) needs 1-D local effects; for shape "
                          f"{effects.stay.shape} pass a vectorised callable statistic")
-    if method == "fft" and not effects.one_d:
-        raise ValueError(f"{func}: method='fft' (Alg. 4) is for 1-D local effects; use 'auto' or 'dp' for m-D")
-    return effects, statistic_for(effects, statistic, rtol, func), mc
+    return effects, statistic_for(effects, statistic, rtol, func)
 
 
 def structured_test(
@@ -100,6 +106,26 @@ def structured_test(
     PermutationTestResult
         ``statistic`` is ``s_obs`` (int) or ``h_obs``; ``null_distribution`` is the
         distribution of S (a MultiDistribution for m-D).
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> stay, swap = [3, 5, 1, 2, 4], [1, 0, 1, 6, 0]
+    >>> pairperm.structured_test(stay, swap)        # S itself, s_obs = 15, E[S] = 11.5
+    PermutationTestResult(statistic=15, pvalue=0.5, method='auto', engine='dp', alternative='two-sided')
+
+    A vectorised statistic of S (here S squared):
+
+    >>> r = pairperm.structured_test(stay, swap, lambda s: s**2, alternative="greater")
+    >>> print(r.statistic, f"{r.pvalue:.12g}")
+    225 0.25
+
+    m-dimensional effects, with a statistic of each row of S:
+
+    >>> r = pairperm.structured_test([[1, 0], [2, 1], [1, 1]], [[0, 1], [1, 1], [0, 0]],
+    ...                              lambda s: s[:, 0] - s[:, 1])
+    >>> print(r.null_distribution.pmf.ndim, f"{r.pvalue:.12g}")    # only h = 2 is as extreme
+    2 0.25
     """
     effects, stat, mc = _structured_test_iv(stay, swap, statistic, alternative, method, rtol, n_resamples, rng,
                                             n_jobs)

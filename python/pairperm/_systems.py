@@ -27,7 +27,15 @@ from . import _core
 from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
 from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, compare
 from ._results import _fmt
-from ._validation import Alternative, apply_vectorised, as_int_array, as_real_array, check_alternative
+from ._validation import (
+    Alternative,
+    apply_vectorised,
+    as_int_array,
+    as_real_array,
+    check_alternative,
+    check_n_jobs,
+    check_probability,
+)
 
 # Metrics whose per-entry input is one real number per entry.
 _PER_ENTRY_REAL = (*REAL_MEANS, "perplexity")
@@ -43,6 +51,9 @@ _LOWER_IS_BETTER = ("perplexity",)
 _PROGRESS_AFTER = 2.0
 # Local batch calls aim at about this much work each, so that progress can be reported.
 _BATCH_CALL_SECONDS = 0.25
+# How the plot's title names adjusted p-values.
+_ADJUSTED_NAMES = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "fdr_bh": "BH-adjusted",
+                   "fdr_by": "BY-adjusted"}
 
 
 class SystemPair(NamedTuple):
@@ -140,6 +151,26 @@ class SystemsComparison:
     alpha : float
     baseline : str or None
         Set when every system was compared against this one only.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> res = pairperm.compare_systems({"A": [5, 7, 9, 4, 8, 6, 9, 8], "B": [4, 7, 6, 4, 5, 6, 5, 6],
+    ...                                 "C": [5, 8, 9, 4, 8, 7, 9, 8]}, metric="sum")
+    >>> res.names, res.metric_values
+    (('A', 'B', 'C'), (56, 43, 58))
+    >>> row = res.rows[2]
+    >>> print(row.system_a, row.system_b, f"{row.pvalue:.6g} {row.pvalue_adjusted:.6g}", row.significant)
+    B C 0.015625 0.046875 True
+    >>> for line in res.to_markdown().splitlines()[:5]:
+    ...     print(line)
+    | | system | sum |
+    |---|---|---:|
+    | a | A | 56 |
+    | b | B | 43 |
+    | c | C | **58**<sup>b</sup> |
+    >>> pairperm.SystemsComparison.from_json(res.to_json()) == res
+    True
     """
 
     names: tuple
@@ -309,6 +340,48 @@ class SystemsComparison:
                 f"{'*' if r.significant else ' ':^3}  {r.test}"
             )
         return "\n".join(lines)
+
+    def plot(self, ax: Any = None, adjusted: bool = True, alpha: Optional[float] = None) -> Any:
+        """Draw :meth:`pvalue_matrix` with :func:`pairperm.plot_pvalue_matrix` (needs matplotlib).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw into; a new figure is made when None.
+        adjusted : bool
+            Show the adjusted p-values (default) or the raw ones.
+        alpha : float, optional
+            Cells with ``p <= alpha`` get a ``*``, the rule of the ``significant`` column;
+            default: the comparison's ``alpha``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import pairperm
+        >>> scores = {"A": [5, 7, 9, 4, 8, 6, 9, 8], "B": [4, 7, 6, 4, 5, 6, 5, 6],
+        ...           "C": [5, 8, 9, 4, 8, 7, 9, 8]}
+        >>> res = pairperm.compare_systems(scores, metric="sum")
+        >>> ax = res.plot()
+        >>> sorted(t.get_text() for t in ax.texts)
+        ['0.047*', '0.047*', '0.12', '0.12', '0.5', '0.5']
+        >>> ax.get_title()
+        'pairwise p-values (* Holm-adjusted p <= 0.05)'
+        """
+        from ._plot import plot_pvalue_matrix
+
+        level = self.alpha if alpha is None else float(alpha)
+        if not 0 < level < 1:
+            raise ValueError(f"SystemsComparison.plot: alpha must be in (0, 1); got {alpha!r}")
+        # plot_pvalue_matrix marks p < alpha; significance here is p <= alpha, which is
+        # p < the next double above alpha.
+        ax = plot_pvalue_matrix(self.pvalue_matrix(adjusted), self.names, alpha=float(np.nextafter(level, 1.0)),
+                                ax=ax)
+        kind = _ADJUSTED_NAMES.get(self.correction or "") if adjusted else None
+        ax.set_title(f"pairwise p-values (* {kind + ' ' if kind else ''}p <= {level:g})")
+        return ax
 
     def __repr__(self) -> str:
         return self.to_table(max_rows=20)
@@ -564,14 +637,6 @@ def _compare_options() -> frozenset:
     return frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "alternative")
 
 
-def _check_n_jobs(n_jobs: Any) -> Optional[int]:
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
-        raise ValueError(f"{_FUNC}: n_jobs must be None or a positive integer; got {n_jobs!r}")
-    return int(n_jobs)
-
-
 # ---------------------------------------------------------------- the function
 
 
@@ -634,13 +699,58 @@ def compare_systems(
     Returns
     -------
     SystemsComparison
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> scores = {"A": [5, 7, 9, 4, 8, 6, 9, 8],      # correct tokens per sentence
+    ...           "B": [4, 7, 6, 4, 5, 6, 5, 6],
+    ...           "C": [5, 8, 9, 4, 8, 7, 9, 8]}
+    >>> res = pairperm.compare_systems(scores, metric="sum")
+    >>> res
+    SystemsComparison(metric='sum', systems=3, pairs=3, alternative='two-sided', correction='holm', alpha=0.05)
+      system_a  system_b    metric_a    metric_b    statistic      pvalue    adjusted  sig  test
+      A         B                 56          43           13      0.0625       0.125       permutation_test
+      A         C                 56          58           -2         0.5         0.5       permutation_test
+      B         C                 43          58          -15     0.01563     0.04688   *   permutation_test
+    >>> res.wins()
+    {'A': [], 'B': [], 'C': ['B']}
+    >>> b = pairperm.compare_systems(scores, metric="sum", baseline="B", correction=None)
+    >>> [(r.system_a, r.system_b, f"{r.pvalue:.6g}") for r in b.rows]
+    [('A', 'B', '0.0625'), ('C', 'B', '0.015625')]
     """
-    check_alternative(alternative)
+    sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
+                                                          n_jobs, executor, options)
+    pairs = _pairs(sys_names, baseline)
+    statistic, pvalue, test = _run_all(arrays, sys_names, pairs, metric, alternative, options, root, n_jobs, executor,
+                                       progress)
+    adjusted = multipletests(pvalue, correction)
+    values = [_metric_value(metric, a) for a in arrays]
+    rows = tuple(
+        SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
+                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k])
+        for k, (i, j) in enumerate(pairs.tolist())
+    )
+    return SystemsComparison(
+        names=tuple(sys_names),
+        metric=getattr(metric, "__name__", "callable") if callable(metric) else metric,
+        metric_values=tuple(values),
+        rows=rows,
+        alternative=alternative,
+        correction=correction,
+        alpha=float(alpha),
+        baseline=None if baseline is None else str(baseline),
+    )
+
+
+def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, correction: Any, alpha: Any,
+                        n_jobs: Any, executor: Any, options: dict) -> tuple:
+    """Validate the arguments and every system once: (names, arrays, seed root, n_jobs)."""
+    check_alternative(alternative, _FUNC)
     if correction not in CORRECTIONS:
         raise ValueError(f"{_FUNC}: correction must be one of {', '.join(map(repr, CORRECTIONS))}; got {correction!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
-        raise ValueError(f"{_FUNC}: alpha must be a number in (0, 1); got {alpha!r}")
-    n_jobs = _check_n_jobs(n_jobs)
+    check_probability(alpha, "alpha", _FUNC)
+    jobs = check_n_jobs(n_jobs, _FUNC) or None
     if executor is not None and not isinstance(executor, cf.Executor):
         raise ValueError(f"{_FUNC}: executor must be a concurrent.futures.Executor (for dask, pass "
                          f"client.get_executor()); got {type(executor).__name__}")
@@ -652,7 +762,6 @@ def compare_systems(
         raise TypeError(f"{_FUNC}: unexpected option(s) {', '.join(map(repr, unknown))}; options are passed on "
                         f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
     root = _seed_root(options.pop("rng", None))
-
     sys_names, raw = _read_systems(scores, names)
     if len(sys_names) != len(set(sys_names)):
         raise ValueError(f"{_FUNC}: system names must be unique; got {sys_names}")
@@ -663,33 +772,38 @@ def compare_systems(
     if len(set(lengths.values())) != 1:
         detail = ", ".join(f"{n!r}: {v}" for n, v in lengths.items())
         raise ValueError(f"{_FUNC}: every system must be scored on the same entries; lengths differ ({detail})")
-    shapes = {a.shape[1:] for a in arrays}
-    if len(shapes) != 1:
+    if len({a.shape[1:] for a in arrays}) != 1:
         detail = ", ".join(f"{n!r}: {a.shape}" for n, a in zip(sys_names, arrays))
         raise ValueError(f"{_FUNC}: every system must have the same shape of per-entry scores; got {detail}")
     if len(arrays[0]) == 0:
         raise ValueError(f"{_FUNC}: the systems have no entries")
+    return sys_names, arrays, root, jobs
 
+
+def _pairs(sys_names: list, baseline: Any) -> np.ndarray:
+    """Every unordered pair in the given order, or (system, baseline) for each other system."""
     n = len(sys_names)
     if baseline is None:
         ii, jj = np.triu_indices(n, k=1)
-        pairs = np.stack([ii, jj], axis=1).astype(np.int64)
-    else:
-        if str(baseline) not in sys_names:
-            raise ValueError(f"{_FUNC}: baseline {baseline!r} is not one of the systems: {', '.join(map(repr, sys_names))}")
-        b = sys_names.index(str(baseline))
-        pairs = np.array([(i, b) for i in range(n) if i != b], dtype=np.int64)
-    n_pairs = len(pairs)
+        return np.stack([ii, jj], axis=1).astype(np.int64)
+    if str(baseline) not in sys_names:
+        raise ValueError(f"{_FUNC}: baseline {baseline!r} is not one of the systems: {', '.join(map(repr, sys_names))}")
+    b = sys_names.index(str(baseline))
+    return np.array([(i, b) for i in range(n) if i != b], dtype=np.int64).reshape(-1, 2)
 
-    # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems), whose
-    # test is the exact permutation test (McNemar on 0/1 data has the same p-value).
+
+def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alternative: Any, options: dict,
+             root: Any, n_jobs: Optional[int], executor: Any, progress: Any) -> tuple:
+    """(statistic, pvalue, test) per pair: integer sums in the C++ batch, the rest through compare()."""
+    n, n_pairs = len(sys_names), len(pairs)
+    # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems),
+    # whose test is the exact permutation test (McNemar on 0/1 data has the same p-value).
     integral = [not callable(metric) and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
                 for a in arrays]
     # Integers, so min >= 0 and max <= 1 is "all 0/1" (compare() checks the same) in two reductions.
     binary = [ok and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
               for ok, a in zip(integral, arrays)]
     in_batch = np.array([integral[i] and integral[j] for i, j in pairs], dtype=bool)
-
     statistic: list = [None] * n_pairs
     pvalue = np.full(n_pairs, np.nan)
     test: list = [None] * n_pairs
@@ -711,24 +825,7 @@ def compare_systems(
                        statistic, pvalue, test)
     finally:
         prog.close()
-
-    adjusted = multipletests(pvalue, correction)
-    values = [_metric_value(metric, a) for a in arrays]
-    rows = tuple(
-        SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
-                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k])
-        for k, (i, j) in enumerate(pairs.tolist())
-    )
-    return SystemsComparison(
-        names=tuple(sys_names),
-        metric=getattr(metric, "__name__", "callable") if callable(metric) else metric,
-        metric_values=tuple(values),
-        rows=rows,
-        alternative=alternative,
-        correction=correction,
-        alpha=float(alpha),
-        baseline=None if baseline is None else str(baseline),
-    )
+    return statistic, pvalue, test
 
 
 def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: Alternative,

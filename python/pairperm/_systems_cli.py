@@ -38,6 +38,8 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed for the Monte Carlo and bootstrap routes")
     p.add_argument("--n-resamples", type=int, default=None, metavar="K", help="for the Monte Carlo and bootstrap routes")
     p.add_argument("--jobs", type=int, default=None, metavar="N", help="threads (default: all cores)")
+    p.add_argument("--plot", type=Path, default=None, metavar="PNG",
+                   help="also draw the matrix of adjusted p-values (needs matplotlib)")
 
 
 def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None) -> dict:
@@ -107,3 +109,13 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
         **options,
     )
     out.write(format_result(res, args.format))
+    if getattr(args, "plot", None) is not None:
+        save_comparison_plot(res, args.plot)
+
+
+def save_comparison_plot(res: SystemsComparison, path: Path) -> None:
+    """Write :meth:`SystemsComparison.plot`'s figure; the notice goes to stderr, leaving stdout to
+    the report (which may be JSON or CSV)."""
+    from ._plot import save_figure
+
+    save_figure(res.plot, path, sys.stderr)

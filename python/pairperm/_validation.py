@@ -220,6 +220,7 @@ def as_scores(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] 
 def as_score_pair(x: Any, y: Any, func: str, *, ndim: int | tuple[int, ...] = 1,
                   names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray]:
     """Two systems' scores (or local effects) of one kind: both int64, or both float64."""
+    check_paired_index(x, y, names, func)
     xa = as_scores(x, names[0], func, ndim=ndim)
     ya = as_scores(y, names[1], func, ndim=ndim)
     check_same_length(xa, ya, names[0], names[1], func)
@@ -231,3 +232,29 @@ def as_score_pair(x: Any, y: Any, func: str, *, ndim: int | tuple[int, ...] = 1,
             raise ValueError(f"{func}: {name} holds integers of 2**53 or more next to real-valued scores; "
                              "they cannot be compared exactly in float64")
     return xa.astype(np.float64), ya.astype(np.float64)
+
+
+def check_column_totals(arr: np.ndarray, name: str, func: str) -> None:
+    """Every column's sum of magnitudes below 2**61, so that int64 totals cannot wrap."""
+    if not arr.size:
+        return
+    mags = np.abs(arr.reshape(arr.shape[0], -1))
+    # Cheap bound first; exact Python-int totals only when it is not conclusive.
+    if int(mags.max()) * arr.shape[0] < _MAX_ABS:
+        return
+    totals = mags.sum(axis=0, dtype=object)
+    bad = [j for j, t in enumerate(totals) if t >= _MAX_ABS]
+    if bad:
+        raise ValueError(f"{func}: the column {bad[0]} of {name} sums to {totals[bad[0]]}, beyond 2^61; "
+                         "the exact tests need totals below 2**61")
+
+
+def check_paired_index(x: Any, y: Any, names: tuple[str, str], func: str) -> None:
+    """Two pandas objects are paired by position only if their indexes agree: a shuffled index
+    would silently pair the wrong entries."""
+    ix, iy = getattr(x, "index", None), getattr(y, "index", None)
+    if ix is None or iy is None or not hasattr(ix, "equals"):
+        return
+    if not ix.equals(iy):
+        raise ValueError(f"{func}: {names[0]} and {names[1]} have different indexes; a paired test matches "
+                         f"entries by position, so align them first (e.g. {names[1]}.reindex({names[0]}.index))")

@@ -45,23 +45,9 @@ PLOT_LOG_BELOW = 1e-4
 
 def save_plot(result, path: Path, out=None) -> None:
     """Write the figure of an exact result (null pmf, observed statistic, rejection region)."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise ValueError('--plot needs matplotlib: pip install "pairperm[plot]"') from None
-    matplotlib.use("Agg")  # files only: no display needed
-    import matplotlib.pyplot as plt
+    from ._plot import plot_result, save_figure
 
-    from ._plot import plot_result
-
-    ax = plot_result(result, log=result.pvalue < PLOT_LOG_BELOW)
-    try:
-        ax.figure.savefig(path, bbox_inches="tight", dpi=120)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot write the figure: {exc.strerror or exc}") from None
-    finally:
-        plt.close(ax.figure)
-    print(f"figure: {path}", file=out or sys.stdout)
+    save_figure(lambda: plot_result(result, log=result.pvalue < PLOT_LOG_BELOW), path, out or sys.stdout)
 
 
 def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out=None,

@@ -19,7 +19,8 @@ struct Distribution {
 enum class Alternative { two_sided, greater, less };
 
 // Largest dense support (entries of float64) any engine will allocate: 2^28 entries = 2 GiB.
-// Above it the engines throw std::length_error before allocating.
+// Above it the engines throw pairperm::support_too_large (a std::length_error, see
+// pairperm/errors.hpp) before allocating.
 inline constexpr std::size_t max_support = std::size_t{1} << 28;
 
 }  // namespace pairperm

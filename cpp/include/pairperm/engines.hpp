@@ -1,4 +1,4 @@
-// Engines that compute the distribution of S (SPEC §1).
+// Engines that compute the distribution of S.
 #pragma once
 
 #include <cstddef>

@@ -28,7 +28,7 @@ struct DeltaGroup {
     std::int64_t count = 0;
 };
 
-// S = lo_sum + sum_g delta_g * Binomial(count_g, 1/2) (SPEC §1.3, m-D form).
+// S = lo_sum + sum_g delta_g * Binomial(count_g, 1/2) (m-D form).
 struct MultiSummary {
     std::size_t m = 0;
     std::vector<std::int64_t> lo_sum;    // per coordinate
@@ -41,7 +41,7 @@ struct MultiSummary {
 MultiSummary summarize_multi(const std::int64_t* stay, const std::int64_t* swap, std::size_t n, std::size_t m);
 
 // Reference: the two-point DP of Alg. 3 over the full dense m-D box. O(N * box) time; for
-// tests and small inputs. Throws std::length_error when the box exceeds max_support.
+// tests and small inputs. Throws pairperm::support_too_large when the box exceeds max_support.
 MultiDistribution convolve_dp_multi(const std::int64_t* stay, const std::int64_t* swap, std::size_t n,
                                     std::size_t m);
 
@@ -55,7 +55,8 @@ inline constexpr double multidim_tail_bound = 1e-40;
 // The grouped engine in m dimensions: the closed-form characteristic function
 // prod_g ((1 + e^{-i w.delta_g}) / 2)^{c_g} on an M^m' grid (m' = coordinates that vary),
 // one multi-dimensional inverse real FFT (pocketfft), cropped to the certified box.
-// Throws std::length_error, naming monte_carlo_test, when the grid would exceed max_support.
+// Throws pairperm::support_too_large, naming monte_carlo_test, when the grid would exceed
+// max_support.
 MultiDistribution grouped_distribution_multi(const MultiSummary& summary);
 
 // h(s) = A(s) - B(s) for s = (s1, s2) (s2 = 0 for one-dimensional S), where each ratio is
@@ -80,6 +81,11 @@ inline constexpr std::int64_t max_ratio_term = std::int64_t{1} << 30;
 // Throws std::invalid_argument if a term could exceed max_ratio_term or a denominator
 // could be negative on the box (checked at its corners: the terms are affine).
 PValue ratio_pvalue(const MultiDistribution& dist, const RatioDifference& h, Alternative alternative);
+
+// The same on a borrowed row-major pmf of the given shape (m = 1 or 2 entries in offset
+// and shape), read in place.
+PValue ratio_pvalue(const double* pmf, const std::int64_t* offset, const std::size_t* shape, std::size_t m,
+                    const RatioDifference& h, Alternative alternative);
 
 // The same p-value from the summary directly, with relative accuracy at any depth: each
 // tail of the rejection region is summed under an exponential tilt aimed at its dominating

@@ -2,6 +2,7 @@
 // tilted tail probabilities.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "pairperm/distribution.hpp"
@@ -14,18 +15,33 @@ struct PValue {
     double log_pvalue = 0.0;  // natural log, accurate where pvalue underflows
 };
 
-// Sum the pmf over the rejection region of SPEC §1:
+// Sum the pmf over the rejection region (ties count; two-sided about the mean):
 //   greater:   S >= observed
 //   less:      S <= observed
 //   two-sided: |2S - twice_mean| >= |2 observed - twice_mean|
 PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed,
                                 std::int64_t twice_mean, Alternative alternative);
 
+// The same on a borrowed pmf: pmf[i] = P[S = offset + i] for i < size, read in place.
+PValue pvalue_from_distribution(const double* pmf, std::size_t size, std::int64_t offset, std::int64_t observed,
+                                std::int64_t twice_mean, Alternative alternative);
+
 // log P[S >= s] for S described by the summary, relative accuracy ~1e-12 at any depth:
-// exponential tilting (SPEC §1.5) with the tilted law from its characteristic function.
+// exponential tilting with the tilted law from its characteristic function.
 double log_upper_tail(const EffectSummary& summary, std::int64_t s);
 
-// The p-value of SPEC §1 from the grouped engine, using that S is symmetric about its mean.
+// The p-value from the grouped engine, using that S is symmetric about its mean.
 PValue grouped_pvalue(const EffectSummary& summary, Alternative alternative);
+
+// What grouped_pvalue takes on when nobody asked for more: its tilted window (entries) and
+// its work (groups x evaluated frequencies, ~5 ns each) stay below these, ~0.1 GB and ~1 s.
+// Widely spread differences (scores in the tens of thousands) exceed them; callers then
+// route elsewhere instead of running for minutes.
+inline constexpr double grouped_max_window = 8388608.0;  // 2^23
+inline constexpr double grouped_max_work = 2e8;
+
+// Whether grouped_pvalue on this summary stays within the limits above (worst-case
+// estimate from the Hoeffding window of the tilted law, no work done).
+bool grouped_pvalue_is_affordable(const EffectSummary& summary);
 
 }  // namespace pairperm

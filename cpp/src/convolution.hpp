@@ -1,4 +1,4 @@
-// Linear convolution of non-negative sequences: direct or pocketfft r2c/c2r.
+// Internal: linear convolution of non-negative sequences, direct or by pocketfft r2c/c2r.
 #pragma once
 
 #include <cstddef>

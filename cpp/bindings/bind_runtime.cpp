@@ -1,0 +1,74 @@
+// Module-wide runtime glue: the core's limits, its exception types, and the interrupt poll
+// that lets Ctrl-C stop a long computation.
+#include "pybind.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "pairperm/interrupt.hpp"
+#include "pairperm/local_effects.hpp"
+#include "pairperm/multidim.hpp"
+
+namespace pairperm::bindings {
+
+namespace {
+
+// Python runs signal handlers only in the main thread; other threads never need the GIL here.
+unsigned long main_thread_ident = 0;
+
+// Called by the core from the thread that entered it, every ~10^5-10^6 operations.
+// Rate-limited by time so that hot loops pay one clock read; at most every 50 ms it takes the
+// GIL briefly to run pending signal handlers. True (and the Python error left set) when a
+// handler raised, e.g. KeyboardInterrupt on SIGINT.
+bool poll_python_signals() {
+    if (PyThread_get_thread_ident() != main_thread_ident) return false;
+    using clock = std::chrono::steady_clock;
+    static clock::time_point next_check{};  // main thread only
+    const clock::time_point now = clock::now();
+    if (now < next_check) return false;
+    next_check = now + std::chrono::milliseconds(50);
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    const bool raised = PyErr_CheckSignals() != 0;
+    PyGILState_Release(gil);
+    return raised;
+}
+
+PYBIND11_CONSTINIT py::gil_safe_call_once_and_store<py::object> support_error_type;
+
+}  // namespace
+
+void bind_runtime(py::module_& m) {
+    m.attr("max_support") = max_support;
+    m.attr("max_abs_sum") = max_abs_sum;
+    m.attr("max_ratio_term") = max_ratio_term;
+    m.attr("multidim_tail_bound") = multidim_tail_bound;
+
+    support_error_type.call_once_and_store_result([&m]() -> py::object {
+        py::object type = py::exception<support_too_large>(m, "SupportTooLargeError", PyExc_ValueError);
+        type.attr("__doc__") =
+            "A dense distribution or FFT grid would exceed max_support float64 entries; raised before "
+            "allocating. `entries` is what was needed, `limit` the module's max_support.";
+        return type;
+    });
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const support_too_large& e) {
+            const py::object& type = support_error_type.get_stored();
+            py::object error = type(e.what());
+            const double entries = e.entries();
+            error.attr("entries") = std::isfinite(entries) ? py::reinterpret_steal<py::object>(PyLong_FromDouble(entries))
+                                                           : py::object(py::float_(entries));
+            error.attr("limit") = max_support;
+            PyErr_SetObject(type.ptr(), error.ptr());
+        } catch (const interrupted&) {
+            // Reached only if the core was called without without_gil(); keep the pending error.
+            if (PyErr_Occurred() == nullptr) PyErr_SetNone(PyExc_KeyboardInterrupt);
+        }
+    });
+
+    main_thread_ident = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+    set_interrupt_poll(&poll_python_signals);
+}
+
+}  // namespace pairperm::bindings

@@ -1,0 +1,37 @@
+// Internal: portable numeric helpers (no M_PI, no reliance on long double being wider
+// than double).
+#pragma once
+
+#include <cmath>
+
+namespace pairperm::detail {
+
+inline constexpr double pi = 3.14159265358979323846;
+
+// Neumaier's compensated sum: error ~1 ulp of the result whatever the number of terms,
+// as good as a long double accumulator on x86 and still correct where long double is double.
+class CompensatedSum {
+public:
+    void add(double v) {
+        const double t = sum_ + v;
+        if (std::fabs(sum_) >= std::fabs(v)) {
+            comp_ += (sum_ - t) + v;
+        } else {
+            comp_ += (v - t) + sum_;
+        }
+        sum_ = t;
+    }
+    // Adds a * b exactly (the product's rounding error recovered by fma), for sums whose
+    // large terms cancel.
+    void add_product(double a, double b) {
+        const double p = a * b;
+        add(p);
+        add(std::fma(a, b, -p));
+    }
+    double value() const { return sum_ + comp_; }
+
+private:
+    double sum_ = 0.0, comp_ = 0.0;
+};
+
+}  // namespace pairperm::detail

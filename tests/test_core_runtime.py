@@ -1,0 +1,274 @@
+"""The compiled core's runtime behaviour: typed errors, exported limits, the ratio-statistic
+object, pmfs read in place, thread-count independence, Ctrl-C, interpreter exit and fork()."""
+
+import itertools
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pairperm import _core
+
+PACKAGE_PARENT = str(Path(_core.__file__).resolve().parent.parent)
+
+
+def run_script(body: str, timeout: float) -> subprocess.CompletedProcess:
+    """Run `body` in a fresh interpreter that imports the same pairperm as the tests."""
+    code = f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+
+
+# -- typed "support too large" error and the exported limits ---------------------------------
+
+
+def test_support_too_large_is_a_typed_value_error_carrying_the_size():
+    k = 2**40
+    with pytest.raises(_core.SupportTooLargeError) as info:
+        _core.convolve_dp(np.array([k], dtype=np.int64), np.zeros(1, dtype=np.int64))
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert err.entries == 2 * (k + 1)  # two rows of the dense support [0, k]
+    assert err.limit == _core.max_support
+    assert err.entries > err.limit
+
+
+def test_every_engine_reports_oversized_supports_with_the_same_type():
+    big = np.array([2**40, 3], dtype=np.int64)
+    zero = np.zeros(2, dtype=np.int64)
+    with pytest.raises(_core.SupportTooLargeError):
+        _core.convolve_fft(big, zero)
+    wide = np.full((64, 3), 2**20, dtype=np.int64)
+    with pytest.raises(_core.SupportTooLargeError) as info:
+        _core.grouped_distribution_multi(_core.summarize_multi(wide, np.zeros_like(wide)))
+    assert info.value.entries > _core.max_support
+    with pytest.raises(_core.SupportTooLargeError):
+        _core.convolve_dp_multi(wide[:2], np.zeros_like(wide[:2]))
+
+
+def test_bad_input_is_a_plain_value_error_not_a_support_error():
+    with pytest.raises(ValueError) as info:
+        _core.convolve_dp(np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.int64))
+    assert not isinstance(info.value, _core.SupportTooLargeError)
+
+
+def test_max_abs_sum_is_the_enforced_bound():
+    limit = _core.max_abs_sum
+    zero = np.zeros(1, dtype=np.int64)
+    s = _core.summarize(np.array([limit - 1], dtype=np.int64), zero)
+    assert s.k_sum == limit - 1
+    with pytest.raises(ValueError):
+        _core.summarize(np.array([limit], dtype=np.int64), zero)
+    with pytest.raises(ValueError):
+        _core.summarize_multi(np.array([[limit]], dtype=np.int64), np.zeros((1, 1), dtype=np.int64))
+
+
+def test_max_ratio_term_is_the_enforced_bound():
+    points = np.array([[1, 1]], dtype=np.int64)
+    ok = _core.RatioStatistic((_core.max_ratio_term - 1, 0, 0), (1, 0, 0), (0, 0, 0), (1, 0, 0), (0, 1), (0, 1))
+    assert _core.ratio_count(points, ok, "greater") == 1
+    too_big = _core.RatioStatistic((_core.max_ratio_term + 1, 0, 0), (1, 0, 0), (0, 0, 0), (1, 0, 0), (0, 1), (0, 1))
+    with pytest.raises(ValueError):
+        _core.ratio_count(points, too_big, "greater")
+
+
+def test_multidim_tail_bound_bounds_the_reported_truncation():
+    rng = np.random.default_rng(3)
+    stay = rng.integers(0, 4, (400, 2)).astype(np.int64)
+    swap = rng.integers(0, 4, (400, 2)).astype(np.int64)
+    _, pmf, truncated = _core.grouped_distribution_multi(_core.summarize_multi(stay, swap))
+    assert 0 < truncated <= _core.multidim_tail_bound
+    assert abs(pmf.sum() - 1) < 1e-9
+
+
+def test_no_test_hooks_in_the_shipped_module():
+    assert not [name for name in dir(_core) if name.startswith("_raise")]
+
+
+# -- the ratio statistic object and pmfs read in place ----------------------------------------
+
+
+def _affine(c, s1, s2):
+    return c[0] + c[1] * s1 + c[2] * s2
+
+
+def _h(stat, s1, s2):
+    zero = Fraction(*stat.zero)
+    def ratio(num, den):
+        d = _affine(den, s1, s2)
+        return zero if d == 0 else Fraction(_affine(num, s1, s2), d)
+    return ratio(stat.a_num, stat.a_den) - ratio(stat.b_num, stat.b_den)
+
+
+def _rejects(stat, s1, s2, alternative):
+    h, obs = _h(stat, s1, s2), Fraction(*stat.observed)
+    return {"greater": h >= obs, "less": h <= obs, "two-sided": abs(h) >= abs(obs)}[alternative]
+
+
+# F1-like: A = 2 s1 / (s1 + s2 + 3), B = (s1 + 1) / (s2 + 2); zero division gives 1/2.
+STAT = dict(a_num=(0, 2, 0), a_den=(3, 1, 1), b_num=(1, 1, 0), b_den=(2, 0, 1), zero=(1, 2), observed=(-1, 7))
+
+
+def test_ratio_statistic_round_trips_its_fields():
+    stat = _core.RatioStatistic(**STAT)
+    assert (tuple(stat.a_num), tuple(stat.a_den), tuple(stat.b_num), tuple(stat.b_den)) == (
+        STAT["a_num"], STAT["a_den"], STAT["b_num"], STAT["b_den"])
+    assert (tuple(stat.zero), tuple(stat.observed)) == (STAT["zero"], STAT["observed"])
+    with pytest.raises(ValueError):
+        _core.RatioStatistic(**{**STAT, "observed": (1, 0)})
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+def test_ratio_count_and_pvalue_match_exact_fractions(alternative):
+    rng = np.random.default_rng(7)
+    stat = _core.RatioStatistic(**STAT)
+    points = rng.integers(0, 30, (500, 2)).astype(np.int64)
+    expected = sum(_rejects(stat, int(a), int(b), alternative) for a, b in points)
+    assert _core.ratio_count(points, stat, alternative) == expected
+
+    offset = (2, 5)
+    pmf = rng.random((9, 13))
+    pmf /= pmf.sum()
+    exact = sum(Fraction(float(pmf[i, j])) for i, j in itertools.product(range(9), range(13))
+                if _rejects(stat, offset[0] + i, offset[1] + j, alternative))
+    p, log_p = _core.ratio_pvalue(offset, pmf, stat, alternative)
+    assert p == pytest.approx(float(exact), rel=1e-14)
+    # A strided view and a float32 copy are read correctly too (converted, then read in place).
+    p_t, _ = _core.ratio_pvalue(offset, np.asfortranarray(pmf), stat, alternative)
+    assert p_t == pytest.approx(float(exact), rel=1e-14)
+    with pytest.raises(ValueError):
+        _core.ratio_pvalue((2,), pmf, stat, alternative)
+
+
+def test_pvalue_from_distribution_reads_strided_and_float32_pmfs():
+    rng = np.random.default_rng(11)
+    base = rng.random(400)
+    pmf = base[::2] / base[::2].sum()  # non-contiguous view
+    offset, observed, twice_mean = -50, -40, -101
+    def exact(values):
+        return float(sum(Fraction(float(v)) for i, v in enumerate(values)
+                         if abs(2 * (offset + i) - twice_mean) >= abs(2 * observed - twice_mean)))
+    p, _ = _core.pvalue_from_distribution(offset, pmf, observed, twice_mean, "two-sided")
+    assert p == pytest.approx(exact(pmf), rel=1e-14)
+    p32, _ = _core.pvalue_from_distribution(offset, pmf.astype(np.float32), observed, twice_mean, "two-sided")
+    assert p32 == pytest.approx(exact(pmf.astype(np.float32)), rel=1e-12)
+
+
+# -- one thread fan-out: results independent of the thread count -------------------------------
+
+
+def test_resampling_does_not_depend_on_thread_count():
+    rng = np.random.default_rng(5)
+    stay = rng.integers(-5, 6, (3000, 2)).astype(np.int64)
+    swap = rng.integers(-5, 6, (3000, 2)).astype(np.int64)
+    sums = [_core.sample_sums(stay, swap, 1000, 42, t) for t in (1, 2, 5)]
+    assert all(np.array_equal(sums[0], s) for s in sums[1:])
+    stats = rng.random((2000, 3))
+    boots = [_core.bootstrap_sums(stats, 301, 9, t) for t in (1, 2, 5)]  # 301 rows: a partial block
+    assert all(np.array_equal(boots[0], b) for b in boots[1:])
+    counts = [_core.bootstrap_counts(2000, 301, 9, t) for t in (1, 3)]
+    assert np.array_equal(counts[0], counts[1])
+    np.testing.assert_allclose(counts[0] @ stats, boots[0], rtol=1e-12)
+
+
+# -- Ctrl-C, interpreter exit, fork() ------------------------------------------------------------
+
+LONG_CALLS = {
+    "convolve_dp": "stay = rng.integers(0, 21, 100_000).astype(np.int64); call = lambda: _core.convolve_dp(stay, -stay)",
+    "sample_sums": ("stay = rng.integers(0, 21, (1_000_000, 1)).astype(np.int64); "
+                    "call = lambda: _core.sample_sums(stay, -stay, 100_000, 1, 2)"),
+    "bootstrap_counts": "call = lambda: _core.bootstrap_counts(100_000, 20_000, 1, 2)",
+    "batch_grouped_pvalues": ("scores = rng.integers(0, 21, (40, 100_000)); "
+                              "pairs = np.array([(i, j) for i in range(40) for j in range(40) if i != j] * 20); "
+                              "call = lambda: _core.batch_grouped_pvalues(scores, pairs, 'two-sided', 2)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_CALLS))
+def test_sigint_interrupts_a_long_call(name):
+    code = f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent(f"""
+        import numpy as np
+        from pairperm import _core
+        rng = np.random.default_rng(0)
+        {LONG_CALLS[name]}
+        print("ready", flush=True)
+        try:
+            call()
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt", flush=True)
+            sys.exit(3)
+        print("finished", flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=5)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert out.strip() == "KeyboardInterrupt"
+    assert proc.returncode == 3
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_daemon_thread_in_a_core_call_does_not_abort_interpreter_exit(attempt):
+    # Back-to-back short calls make it likely that one returns while the interpreter is
+    # finalising: its thread must then end quietly instead of aborting the process.
+    proc = run_script("""
+        import threading, time
+        import numpy as np
+        from pairperm import _core
+        rng = np.random.default_rng(0)
+        stay = rng.integers(0, 21, 2000).astype(np.int64)
+        many = rng.integers(0, 21, (20000, 1)).astype(np.int64)
+        def work():
+            while True:
+                _core.convolve_dp(stay, -stay)
+                _core.sample_sums(many, -many, 200, 1, 2)
+        for _ in range(2):
+            threading.Thread(target=work, daemon=True).start()
+        time.sleep(0.05)
+    """, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_forked_children_never_hang_on_fft_state():
+    proc = run_script("""
+        import os, signal, threading
+        import numpy as np
+        from pairperm import _core
+        rng = np.random.default_rng(1)
+        stay = rng.integers(0, 21, 1000).astype(np.int64)
+        mid = rng.integers(0, 21, 400).astype(np.int64)
+        summary = _core.summarize(mid, -mid)
+        stop = False
+        def spin():
+            while not stop:
+                _core.convolve_fft(mid, -mid)
+                _core.grouped_distribution(summary)
+        threads = [threading.Thread(target=spin) for _ in range(2)]
+        for t in threads:
+            t.start()
+        codes = []
+        for _ in range(60):
+            pid = os.fork()
+            if pid == 0:
+                signal.alarm(3)  # a child stuck on a lock is killed, and the parent sees it
+                _core.convolve_fft(stay, -stay)
+                _core.grouped_distribution(summary)
+                os._exit(0)
+            codes.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        stop = True
+        for t in threads:
+            t.join()
+        print(sum(c != 0 for c in codes), len(codes))
+    """, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "60"]
