@@ -35,11 +35,11 @@ def counts(n: int, seed: int, recall_a: float, recall_b: float, fp_a: float = 0.
 
 
 CASES = {
-    "f1 p~0.1 (recall .85/.845)": ("f1_test", dict(recall_a=0.85, recall_b=0.845)),
-    "f1 p~1e-6 (recall .85/.82)": ("f1_test", dict(recall_a=0.85, recall_b=0.82)),
-    "f1 p~1e-20 (recall .85/.79)": ("f1_test", dict(recall_a=0.85, recall_b=0.79)),
-    "f1 p~1e-100 (recall .90/.70)": ("f1_test", dict(recall_a=0.90, recall_b=0.70)),
-    "precision p~1e-30 (fp .1/.3)": ("precision_test", dict(recall_a=0.85, recall_b=0.85, fp_a=0.1, fp_b=0.3)),
+    "f1 recall .85/.845 (p~0.4)": ("f1_test", dict(recall_a=0.85, recall_b=0.845)),
+    "f1 recall .85/.82 (p~1e-9)": ("f1_test", dict(recall_a=0.85, recall_b=0.82)),
+    "f1 recall .85/.79 (p~1e-30)": ("f1_test", dict(recall_a=0.85, recall_b=0.79)),
+    "f1 recall .90/.70 (p~1e-298)": ("f1_test", dict(recall_a=0.90, recall_b=0.70)),
+    "precision fp .1/.3 (p~1e-199)": ("precision_test", dict(recall_a=0.85, recall_b=0.85, fp_a=0.1, fp_b=0.3)),
 }
 
 
