@@ -30,7 +30,8 @@ CASES = {
     "convolve_fft N=1e3": ("pos", 1_000, "pairperm.convolve_fft(x - y, y - x)", 15),
     "f1_test exact N=1e4": ("ner", 10_000, "pairperm.f1_test(x, y)", 5),
     "recall_test exact N=1e4": ("ner", 10_000, "pairperm.recall_test(x, y)", 20),
-    "monte_carlo_test identity K=1e4 N=1e4": ("pos", 10_000, "pairperm.monte_carlo_test(x - y, y - x, n_resamples=10000, rng=0)", 5),
+    "monte_carlo_test identity K=1e4 N=1e4": ("pos", 10_000,
+                                              "pairperm.monte_carlo_test(x - y, y - x, n_resamples=10000, rng=0)", 5),
     "wilcoxon_test N=500": ("real", 500, "pairperm.wilcoxon_test(x, y)", 5),
     "mcnemar_test N=1e4": ("binary", 10_000, "pairperm.mcnemar_test(x, y)", 20),
 }

@@ -98,8 +98,6 @@ def test_log_pvalue_when_pvalue_underflows():
     # ~7e9 multiply-adds); the exact log comes from binomial coefficients over the (j1, j2)
     # grid, with the rejection decided by int64 cross-multiplication.
     c = 1500
-    a = np.array([[1, 0, 0]] * c + [[0, 0, 0]] * c)
-    b = np.array([[0, 0, 1]] * c + [[0, 1, 0]] * c)
     j1 = np.arange(c + 1)[:, None]  # A-wins of type 1 swapped to B
     j2 = np.arange(c + 1)[None, :]  # B's false positives moved to A
     tp_a, fp_a, fn_a = c - j1, j2, j1
@@ -108,7 +106,6 @@ def test_log_pvalue_when_pvalue_underflows():
     num_b, den_b = 2 * tp_b, 2 * tp_b + fp_b + fn_b
     d = num_a * den_b - num_b * den_a  # h = d / (den_a den_b), dens > 0 here
     e = den_a * den_b
-    d_obs, e_obs = d[0, 0], e[0, 0]
     combs = [math.comb(c, j) for j in range(c + 1)]
     for alt, extra in (("greater", 40), ("two-sided", 40)):
         # Observed: j1 = extra, j2 = extra from the extreme (interior of the support).

@@ -15,7 +15,14 @@ import pairperm
 from pairperm import _core, _runner
 from pairperm._statistics import RatioStatistic
 from reference import (
-    ALTERNATIVES, binomial_two_sided, brute_force_pvalue, exact_pvalue, exact_pvalue_sparse, log_fraction, paired, rel_err,
+    ALTERNATIVES,
+    binomial_two_sided,
+    brute_force_pvalue,
+    exact_pvalue,
+    exact_pvalue_sparse,
+    log_fraction,
+    paired,
+    rel_err,
 )
 from synthetic import scores, separated_f1_data
 

@@ -37,37 +37,6 @@ struct Tail {
     bool done = false;
 };
 
-// theta with tilted mean s (2 s > top).
-double tilt_for(const detail::ReducedLaw& law, double s) {
-    auto mean = [&](double theta, double* slope) {
-        detail::CompensatedSum m, v;
-        for (const Group& g : law.groups) {
-            const double k = static_cast<double>(g.k), c = static_cast<double>(g.count);
-            const double q = 1.0 / (1.0 + std::exp(-theta * k));
-            m.add(c * k * q);
-            v.add(c * k * k * q * (1.0 - q));
-        }
-        if (slope) *slope = v.value();
-        return m.value();
-    };
-    // The tilted mean is increasing and concave for theta > 0, so Newton from 0 climbs to the
-    // root from below; the bracket only guards against round-off.
-    double lo = 0.0, hi = 1.0;
-    while (mean(hi, nullptr) < s && hi < 1e6) hi *= 2;
-    double theta = 0.0;
-    for (int it = 0; it < 200; ++it) {
-        double slope;
-        const double f = mean(theta, &slope) - s;
-        if (std::fabs(f) <= 1e-9 * std::max(1.0, s)) break;
-        if (f > 0) hi = theta; else lo = theta;
-        double next = theta - f / slope;
-        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-        if (hi - lo <= 1e-15 * hi) break;
-        theta = next;
-    }
-    return theta;
-}
-
 // Smallest t with P[X - E X >= t] <= e^{log_eps} for X a sum of independent terms of
 // range <= b, total range-squared `range2` and variance v: the better of Hoeffding and Bernstein.
 double deviation(double range2, double v, double b, double log_eps) {
@@ -90,7 +59,7 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
     // Near the mean the tilt that centres the law at s vanishes and 1 / (1 - e^{-theta})
     // blows up and the period must cover its geometric decay; any theta > 0 is exact, so tilt
     // at least four standard deviations' worth (errors of I then scale by at most ~e^8).
-    const double theta = std::max(tilt_for(law, sd), 4.0 / std::sqrt(sigma2));
+    const double theta = std::max(detail::tilt_for_mean(law, sd).theta, 4.0 / std::sqrt(sigma2));
 
     struct G {
         double k, c, q, r, a;

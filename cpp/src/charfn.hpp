@@ -24,6 +24,14 @@ ReducedLaw reduce(const EffectSummary& s);
 // Half-width t with 2 exp(-2 t^2 / V) <= exp(log_eps): Hoeffding for S' about its mean.
 double hoeffding_halfwidth(double variance_range, double log_eps);
 
+// The tilt theta > 0 whose tilted mean sum c k' q(theta k') is s (top/2 < s < top), and the
+// tilted mean reached: the saddlepoint of the upper tail P[S' >= s].
+struct Tilt {
+    double theta = 0.0;
+    double mean = 0.0;
+};
+Tilt tilt_for_mean(const ReducedLaw& law, double s);
+
 // pmf of S' under the tilt theta (B ~ Bernoulli(e^{theta k'} / (1 + e^{theta k'}))) at
 // w0, w0+1, ..., w0+M-1; mass outside the window aliases in, so the caller picks M
 // so that it is negligible. M is rounded up to an FFT-friendly size and returned.

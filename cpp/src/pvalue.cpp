@@ -53,14 +53,11 @@ PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed,
     return pvalue_from_distribution(dist.pmf.data(), dist.pmf.size(), dist.offset, observed, twice_mean, alternative);
 }
 
-namespace {
+namespace detail {
 
-// log P[S' >= s] for 2s > top (the upper tail), by tilting to put the mean at s.
-double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
-    const auto sd = static_cast<double>(s);
-    // Tilted mean m(theta) = sum c k' sigma(theta k'), increasing from top/2 to top.
-    auto tilted_mean = [&](double theta, double* slope) {
-        detail::CompensatedSum m, v;
+Tilt tilt_for_mean(const ReducedLaw& law, double s) {
+    auto mean = [&](double theta, double* slope) {
+        CompensatedSum m, v;
         for (const Group& g : law.groups) {
             const double k = static_cast<double>(g.k), c = static_cast<double>(g.count);
             const double q = 1.0 / (1.0 + std::exp(-theta * k));
@@ -70,21 +67,33 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
         if (slope) *slope = v.value();
         return m.value();
     };
+    // The tilted mean is increasing and concave for theta > 0, so Newton from 0 climbs to the
+    // root from below; the bracket only guards against round-off.
     double lo = 0.0, hi = 1.0;
-    while (tilted_mean(hi, nullptr) < sd && hi < 1e6) hi *= 2;
-    double theta = 0.5 * (lo + hi);
+    while (mean(hi, nullptr) < s && hi < 1e6) hi *= 2;
+    double theta = 0.0;
     for (int it = 0; it < 200; ++it) {
         double slope;
-        const double f = tilted_mean(theta, &slope) - sd;
-        if (std::fabs(f) <= 1e-9 * std::max(1.0, sd)) break;
+        const double f = mean(theta, &slope) - s;
+        if (std::fabs(f) <= 1e-9 * std::max(1.0, s)) break;
         if (f > 0) hi = theta; else lo = theta;
         double next = theta - f / slope;
-        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);  // Newton left the bracket
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
         if (hi - lo <= 1e-15 * hi) break;
         theta = next;
     }
-    double slope_unused;
-    const double center = tilted_mean(theta, &slope_unused);
+    return {theta, mean(theta, nullptr)};
+}
+
+}  // namespace detail
+
+namespace {
+
+// log P[S' >= s] for 2s > top (the upper tail), by tilting to put the mean at s.
+double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
+    const auto sd = static_cast<double>(s);
+    const detail::Tilt tilt = detail::tilt_for_mean(law, sd);
+    const double theta = tilt.theta, center = tilt.mean;
     // For p-values only the tilted pmf near s matters; aliasing below 1e-40 of it is harmless.
     constexpr double log_alias = -92.1034037197618;  // log(1e-40)
     const double t = detail::hoeffding_halfwidth(law.variance_range, log_alias);

@@ -216,13 +216,7 @@ struct LaneState {
             const u64x4 y = (x << 7) | (x >> 57);
             const u64x4 r = y + (y << 3);  // * 9
             std::memcpy(out + 4 * h, &r, sizeof r);
-            const u64x4 t = s1[h] << 17;
-            s2[h] ^= s0[h];
-            s3[h] ^= s1[h];
-            s1[h] ^= s2[h];
-            s0[h] ^= s3[h];
-            s2[h] ^= t;
-            s3[h] = (s3[h] << 45) | (s3[h] >> 19);
+            advance(h);
         }
     }
     // xoshiro256+ outputs: cheaper (no scrambling multiplications); only their top 52 bits are
@@ -231,14 +225,20 @@ struct LaneState {
         for (int h = 0; h < 2; ++h) {
             const u64x4 r = s0[h] + s3[h];
             std::memcpy(out + 4 * h, &r, sizeof r);
-            const u64x4 t = s1[h] << 17;
-            s2[h] ^= s0[h];
-            s3[h] ^= s1[h];
-            s1[h] ^= s2[h];
-            s0[h] ^= s3[h];
-            s2[h] ^= t;
-            s3[h] = (s3[h] << 45) | (s3[h] >> 19);
+            advance(h);
         }
+    }
+
+private:
+    // The xoshiro256 state transition of four lanes at once.
+    inline void advance(int h) {
+        const u64x4 t = s1[h] << 17;
+        s2[h] ^= s0[h];
+        s3[h] ^= s1[h];
+        s1[h] ^= s2[h];
+        s0[h] ^= s3[h];
+        s2[h] ^= t;
+        s3[h] = (s3[h] << 45) | (s3[h] >> 19);
     }
 };
 #else

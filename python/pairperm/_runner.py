@@ -19,8 +19,7 @@ from . import _core
 from ._effects import LocalEffects
 from ._errors import SupportTooLargeError, warn_caller
 from ._results import PermutationTestResult
-from ._statistics import RealSumStatistic, SumStatistic
-from ._statistics import TiltNotCertified
+from ._statistics import RealSumStatistic, SumStatistic, TiltNotCertified
 from ._stats import clopper_pearson, excludes
 from ._validation import check_n_jobs, check_n_resamples, check_probability, check_rng, seed_from_rng
 
