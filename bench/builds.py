@@ -1,11 +1,11 @@
 """Public calls of several pairperm builds timed side by side (e.g. before and after a change).
 
-Each argument is a directory holding a built ``pairperm`` package (for a checkout: its
-``python/`` after ``./dev-build.sh``). Builds run in interleaved rounds, one subprocess per
+Each argument is a directory holding a built ``pairperm`` package (for a checkout:
+``pip install --no-deps --target DIR CHECKOUT``). Builds run in interleaved rounds, one subprocess per
 build and round, so that load on a shared machine hits them alike; a cell is the median over
 rounds of per-round medians, and the last column is the ratio of the last build to the first.
 
-    python bench/builds.py OLD/python NEW/python [--rounds 3]
+    python bench/builds.py OLD_DIR NEW_DIR [--rounds 3]
 """
 
 from __future__ import annotations

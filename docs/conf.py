@@ -12,10 +12,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-# A developer build (./dev-build.sh) leaves the compiled _core in python/pairperm: document that
-# checkout. Otherwise the installed package is documented (pip install ".[docs]").
-if any((ROOT / "python" / "pairperm").glob("_core*.so")) or any((ROOT / "python" / "pairperm").glob("_core*.pyd")):
-    sys.path.insert(0, str(ROOT / "python"))
+# The installed package is documented (pip install ".[docs]", or an editable install).
 sys.path.insert(0, str(HERE / "_scripts"))
 
 import matplotlib  # noqa: E402
