@@ -65,13 +65,6 @@ void bind_distributions(py::module_& m) {
             return distribution_tuple(without_gil([&] { return grouped_distribution(s); }));
         },
         py::arg("summary"));
-    m.def(
-        "grouped_distribution_pieces",
-        [](const EffectSummary& s) {
-            // The summary is immutable while we hold a reference.
-            return distribution_tuple(without_gil([&] { return grouped_distribution_pieces(s); }));
-        },
-        py::arg("summary"));
 }
 
 }  // namespace pairperm::bindings

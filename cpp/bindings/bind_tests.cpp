@@ -1,8 +1,7 @@
-// Bindings for p-values, Monte Carlo sampling and binomial helpers.
+// Bindings for p-values, the band-limited tail and Monte Carlo sampling.
 #include "pybind.hpp"
 
 #include "pairperm/band_tail.hpp"
-#include "pairperm/binomial.hpp"
 #include "pairperm/monte_carlo.hpp"
 #include "pairperm/pvalue.hpp"
 
@@ -49,12 +48,6 @@ void bind_tests(py::module_& m) {
         "(done, p, log p, absolute error bound, work) by band-limited Fourier inversion; done is False "
         "(nothing evaluated) when the work would exceed max_work.");
     m.def(
-        "log_upper_tail",
-        [](const EffectSummary& s, std::int64_t x) {
-            return without_gil([&] { return log_upper_tail(s, x); });
-        },
-        py::arg("summary"), py::arg("x"), "log P[S >= x] by exponential tilting.");
-    m.def(
         "sample_sums",
         [](const int_array& stay, const int_array& swap, std::size_t n_resamples, std::uint64_t seed,
            unsigned n_threads) {
@@ -71,17 +64,6 @@ void bind_tests(py::module_& m) {
             return out;
         },
         py::arg("stay"), py::arg("swap"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0);
-    m.def(
-        "binomial_sf_ge",
-        [](std::int64_t n, double p, std::int64_t x) {
-            return without_gil([&] { return binomial_sf_ge(n, p, x); });
-        },
-        py::arg("n"), py::arg("p"), py::arg("x"), "P[X >= x] for X ~ Binomial(n, p).");
-    m.def("binomial_log_pmf", &binomial_log_pmf, py::arg("n"), py::arg("p"), py::arg("x"));
-    m.def(
-        "binomial_pmf",
-        [](std::int64_t n, double p, std::int64_t lo, std::int64_t hi) { return to_numpy(binomial_pmf(n, p, lo, hi)); },
-        py::arg("n"), py::arg("p"), py::arg("lo"), py::arg("hi"));
 }
 
 }  // namespace pairperm::bindings
