@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm import _core
 from reference import brute_force_counts, exact_counts
 
 
