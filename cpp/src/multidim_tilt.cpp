@@ -93,7 +93,7 @@ bool smooth_g(const Tail& t, const Vec& x, double& value, Vec& grad) {
         if (!(d > 0)) return false;
         const double sgn = side == 0 ? 1.0 : -1.0;
         v += sgn * n / d;
-        for (int j = 0; j < 2; ++j)
+        for (std::size_t j = 0; j < 2; ++j)
             gr[j] += sgn * (static_cast<double>(r.num[j + 1]) * d - n * static_cast<double>(r.den[j + 1])) / (d * d);
     }
     const double obs = static_cast<double>(h.obs_num) / static_cast<double>(h.obs_den);

@@ -154,10 +154,10 @@ def permutation_test(
         Real-valued scores: ``"exact"`` enumerates all 2^n states by meet in the middle
         (n <= 40 varying entries; N = 40 takes ~50 ms); ``"auto"`` does that when it can and
         otherwise estimates the tail by importance sampling under the exponentially tilted
-        null (tilt from the saddlepoint equation), with a 95% ``pvalue_ci`` whose *relative*
-        half-width is ~4-10% at ``n_resamples=10_000`` from p ~ 1e-3 to 1e-100 (it grows
-        slowly with the depth; quadruple ``n_resamples`` to halve it), and ``log_pvalue``
-        where p underflows. ``"monte_carlo"`` (both kinds): the papers' Alg. 1 with
+        null (tilt from the saddlepoint equation), with a 95% ``pvalue_ci`` of *relative*
+        half-width at most 5% (rounds of ``n_resamples`` samples are added, at most 8, until
+        it is: one round down to p ~ 1e-10, four at 1e-100), and ``log_pvalue`` where p
+        underflows. ``"monte_carlo"`` (both kinds): the papers' Alg. 1 with
         ``n_resamples`` samples, ``p = (1 + hits) / (1 + K)``, which cannot resolve p below
         ~1/K.
     n_resamples : int
