@@ -185,3 +185,32 @@ def test_f1_dataframes_with_different_indexes_are_refused():
     b = pd.DataFrame({"tp": [0, 2, 1], "fp": [1, 0, 1], "fn": [2, 0, 1]}, index=[2, 1, 0])
     with pytest.raises(ValueError, match="different indexes"):
         pairperm.f1_test(a, b)
+
+
+def test_bootstrap_refuses_resamples_beyond_its_memory_limit_before_allocating():
+    with pytest.raises(pairperm.SupportTooLargeError, match="GiB"):
+        pairperm.bootstrap_test([1.0, 2.0], [0.0, 1.0], n_resamples=2**29)
+
+
+def test_dp_refuses_hours_of_work_and_the_bound_warning_never_recommends_it(monkeypatch):
+    from pairperm import _runner
+
+    a = np.array([[10**6, 10**6, 0]] * 40 + [[0, 0, 0]])
+    b = np.array([[0, 0, 10**6]] * 40 + [[0, 0, 0]])
+    with pytest.raises(pairperm.SupportTooLargeError, match="multiply-adds"):
+        pairperm.f1_test(a, b, method="dp")
+    # When the exact DP is out of reach, the bound's warning does not point to it.
+    monkeypatch.setattr(_runner, "DP_LIMIT", 0.0)
+    monkeypatch.setattr(_runner, "DP_BUDGET", 0.0)
+    with pytest.warns(pairperm.PrecisionWarning) as caught:
+        _runner._from_distribution(*_f1_effects_for_bound(), "auto", "f1_test")
+    assert all("method='dp'" not in str(w.message) for w in caught)
+
+
+def _f1_effects_for_bound():
+    from pairperm import _f1
+    from synthetic import separated_f1_data
+
+    x, y = separated_f1_data()
+    effects, stat, _ = _f1._ratio_test_iv("f1", x, y, "two-sided", "auto", 1.0, 0.0, 10, None, None, "f1_test")
+    return effects, stat, "two-sided"

@@ -147,12 +147,21 @@ class LocalEffects:
                 off, pmf, tm = _core.convolve_dp(self.stay, self.swap)
             else:
                 off, pmf, tm = _core.convolve_fft(self.stay, self.swap)
-            return Distribution(off, pmf, tm, engine)
+            return Distribution(off, _at_most_one(pmf, engine), tm, engine)
         if engine == "auto":
             offs, pmf, tm = _core.grouped_distribution_multi(self.summary)
         else:
             offs, pmf, tm = _core.convolve_dp_multi(self.stay, self.swap)
-        return MultiDistribution(offs, pmf, tm, engine)
+        return MultiDistribution(offs, _at_most_one(pmf, engine), tm, engine)
+
+
+def _at_most_one(pmf: np.ndarray, engine: str) -> np.ndarray:
+    """An FFT route's pmf, scaled down if its round-off (clamped at 0, so only ever adding
+    mass) lifted the total above 1: a distribution never holds more than all the probability."""
+    if engine == "dp":
+        return pmf
+    total = float(pmf.sum())
+    return pmf / total if total > 1.0 else pmf
 
 
 @dataclass(frozen=True)
