@@ -41,6 +41,9 @@ import json, statistics, sys, time, warnings
 import numpy as np
 import pairperm
 from pairperm import datasets
+# An editable install's import hook can win over PYTHONPATH: time the build asked for or nothing.
+if not pairperm.__file__.startswith(sys.argv[2]):
+    raise SystemExit(f"imported {pairperm.__file__}, not the build in {sys.argv[2]}")
 warnings.simplefilter("ignore")
 out = {}
 for label, (kind, n, call, repeats) in json.loads(sys.argv[1]).items():
@@ -66,8 +69,10 @@ print(json.dumps(out))
 
 def run_round(directory: str) -> dict:
     env_path = str(Path(directory).resolve())
-    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(CASES)], capture_output=True, text=True,
-                          env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"}, check=True)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(CASES), env_path], capture_output=True, text=True,
+                          env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"})
+    if proc.returncode:
+        raise SystemExit(f"{directory}: {proc.stderr.strip().splitlines()[-1]}")
     return json.loads(proc.stdout)
 
 

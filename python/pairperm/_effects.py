@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -131,28 +131,29 @@ class LocalEffects:
         return float(self.n_varying) * float(np.prod(self.span()))
 
     def recipe(self, engine: str) -> NullRecipe:
-        """What it takes to rebuild the null distribution with `engine`: a few numbers per group."""
-        s = self.summary
-        if self.one_d:
-            return NullRecipe(int(s.lo_sum), tuple((int(k), int(c)) for k, c in s.groups), engine)
-        lo = tuple(int(v) for v in s.lo_sum)
-        return NullRecipe(lo, tuple((tuple(int(v) for v in d), int(c)) for d, c in s.groups), engine)
+        """What it takes to rebuild the null distribution with `engine`: the core's summary
+        (a few numbers per group), read out only when the result is built or pickled."""
+        return NullRecipe(self.summary, self.one_d, engine)
 
     def distribution(self, engine: str) -> Union[Distribution, MultiDistribution]:
         """The null distribution of S by `engine` ("auto", "dp" or "fft")."""
-        if self.one_d:
-            if engine == "auto":
-                off, pmf, tm = _core.grouped_distribution(self.summary)
-            elif engine == "dp":
-                off, pmf, tm = _core.convolve_dp(self.stay, self.swap)
-            else:
-                off, pmf, tm = _core.convolve_fft(self.stay, self.swap)
-            return Distribution(off, _at_most_one(pmf, engine), tm, engine)
         if engine == "auto":
-            offs, pmf, tm = _core.grouped_distribution_multi(self.summary)
-        else:
-            offs, pmf, tm = _core.convolve_dp_multi(self.stay, self.swap)
-        return MultiDistribution(offs, _at_most_one(pmf, engine), tm, engine)
+            return grouped_distribution(self.summary, self.one_d)
+        if self.one_d:
+            engine_fn = _core.convolve_dp if engine == "dp" else _core.convolve_fft
+            off, pmf, tm = engine_fn(self.stay, self.swap)
+            return Distribution(off, _at_most_one(pmf, engine), tm, engine)
+        offs, pmf, tm = _core.convolve_dp_multi(self.stay, self.swap)
+        return MultiDistribution(offs, pmf, tm, engine)
+
+
+def grouped_distribution(summary: Any, one_d: bool) -> Union[Distribution, MultiDistribution]:
+    """The grouped engine's distribution of a summary (1-D or m-D)."""
+    if one_d:
+        off, pmf, tm = _core.grouped_distribution(summary)
+        return Distribution(off, _at_most_one(pmf, "auto"), tm, "auto")
+    offs, pmf, tm = _core.grouped_distribution_multi(summary)
+    return MultiDistribution(offs, _at_most_one(pmf, "auto"), tm, "auto")
 
 
 def _at_most_one(pmf: np.ndarray, engine: str) -> np.ndarray:
@@ -164,33 +165,71 @@ def _at_most_one(pmf: np.ndarray, engine: str) -> np.ndarray:
     return pmf / total if total > 1.0 else pmf
 
 
-@dataclass(frozen=True)
 class NullRecipe:
     """The law of S as groups: S = lo + sum over groups of delta * Binomial(count, 1/2).
 
-    Small and picklable; `build` rebuilds the distribution with the same engine.
+    Holds the core's summary while in this process and pickles as plain numbers (lo and the
+    groups); `build` recomputes the distribution with the same engine.
     """
 
-    lo: Union[int, tuple]
-    groups: tuple  # ((k, count), ...) in 1-D, ((delta, count), ...) in m-D
-    engine: str
+    def __init__(self, summary: Any, one_d: bool, engine: str) -> None:
+        self._summary = summary
+        self._one_d = one_d
+        self.engine = engine
+
+    @property
+    def lo(self) -> Union[int, tuple]:
+        s = self._summary
+        return int(s.lo_sum) if self._one_d else tuple(int(v) for v in s.lo_sum)
+
+    @property
+    def groups(self) -> tuple:
+        """((k, count), ...) in 1-D, ((delta, count), ...) in m-D."""
+        if self._one_d:
+            return tuple((int(k), int(c)) for k, c in self._summary.groups)
+        return tuple((tuple(int(v) for v in d), int(c)) for d, c in self._summary.groups)
+
+    def __getstate__(self) -> dict:
+        return {"lo": self.lo, "groups": self.groups, "engine": self.engine}
+
+    def __setstate__(self, state: dict) -> None:
+        self.engine = state["engine"]
+        self._one_d = not isinstance(state["lo"], tuple)
+        self._summary = _summary_of(state["lo"], state["groups"], self._one_d)
 
     def build(self) -> Union[Distribution, MultiDistribution]:
-        one_d = not isinstance(self.lo, tuple)
-        m = len(self.lo) if isinstance(self.lo, tuple) else 1
-        n = sum(c for _, c in self.groups)
-        stay = np.zeros((n, m), dtype=np.int64)
-        swap = np.zeros((n, m), dtype=np.int64)
-        row = 0
-        for delta, count in self.groups:
-            swap[row:row + count] = delta
-            row += count
-        if one_d:
-            stay, swap = stay[:, 0].copy(), swap[:, 0].copy()
+        if self.engine == "auto":
+            return grouped_distribution(self._summary, self._one_d)
+        lo = self.lo
+        stay, swap = _arrays_of(self.groups, self._one_d, None if self._one_d else len(lo))  # type: ignore[arg-type]
         d = LocalEffects.from_arrays(stay, swap).distribution(self.engine)
         # The groups were laid out from 0; lo shifts the whole law (added exactly, as Python ints).
-        if isinstance(d, Distribution) and isinstance(self.lo, int):
-            return Distribution(d.offset + self.lo, d.pmf, d.truncated_mass, d.method)
-        assert isinstance(d, MultiDistribution) and isinstance(self.lo, tuple)
-        offset = tuple(o + lo for o, lo in zip(d.offset, self.lo))
-        return MultiDistribution(offset, d.pmf, d.truncated_mass, d.method)
+        if isinstance(d, Distribution) and isinstance(lo, int):
+            return Distribution(d.offset + lo, d.pmf, d.truncated_mass, d.method)
+        assert isinstance(d, MultiDistribution) and isinstance(lo, tuple)
+        return MultiDistribution(tuple(o + v for o, v in zip(d.offset, lo)), d.pmf, d.truncated_mass, d.method)
+
+
+def _arrays_of(groups: tuple, one_d: bool, m: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+    """stay = 0 and swap = delta for each group's entries: the law of S - lo."""
+    n = sum(c for _, c in groups)
+    width = 1 if one_d else int(m or 1)
+    stay = np.zeros((n, width), dtype=np.int64)
+    swap = np.zeros((n, width), dtype=np.int64)
+    row = 0
+    for delta, count in groups:
+        swap[row:row + count] = delta
+        row += count
+    if one_d:
+        return stay[:, 0].copy(), swap[:, 0].copy()
+    return stay, swap
+
+
+def _summary_of(lo: Union[int, tuple], groups: tuple, one_d: bool) -> Any:
+    """The core's summary of the law lo + groups (one extra constant entry carries lo)."""
+    stay, swap = _arrays_of(groups, one_d, None if one_d else len(lo))  # type: ignore[arg-type]
+    if one_d:
+        stay, swap = np.append(stay, lo), np.append(swap, lo)
+        return _core.summarize(stay.astype(np.int64), swap.astype(np.int64))
+    row = np.asarray(lo, dtype=np.int64).reshape(1, -1)
+    return _core.summarize_multi(np.vstack([stay, row]), np.vstack([swap, row]))

@@ -21,7 +21,14 @@ from ._errors import SupportTooLargeError, warn_caller
 from ._results import PermutationTestResult
 from ._statistics import RealSumStatistic, SumStatistic, TiltNotCertified
 from ._stats import clopper_pearson, excludes
-from ._validation import check_n_jobs, check_n_resamples, check_probability, check_rng, seed_from_rng
+from ._validation import (
+    MAX_RESAMPLES,
+    check_n_jobs,
+    check_n_resamples,
+    check_probability,
+    check_rng,
+    seed_from_rng,
+)
 
 __all__ = ["MonteCarloOptions", "block_seed", "monte_carlo", "monte_carlo_options", "run"]
 
@@ -69,11 +76,14 @@ def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, a
                         confidence_level: Any = 0.95) -> MonteCarloOptions:
     """Validate the sampling arguments, whatever the method (a sampling route may be taken
     by "auto" too: real-valued effects, or integer ones beyond the exact engines' reach)."""
+    check_rng(rng, func)
+    if type(n_resamples) is int and n_jobs is None and alpha is None and confidence_level == 0.95 \
+            and type(confidence_level) is float and 1 <= n_resamples <= MAX_RESAMPLES:
+        return MonteCarloOptions(n_resamples, rng, None, 0.95, 0, func)  # the defaults, known valid
     k = check_n_resamples(n_resamples, func)
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
     conf = check_probability(confidence_level, "confidence_level", func)
-    check_rng(rng, func)
     return MonteCarloOptions(k, rng, a, conf, jobs, func)  # type: ignore[arg-type]
 
 
@@ -216,8 +226,9 @@ def _reduced_groups(effects: LocalEffects) -> tuple[list, int]:
 
 def _dp_is_cheaper(effects: LocalEffects) -> bool:
     n = effects.n_varying
-    groups = len(effects.summary.groups) if effects.one_d else 0
-    return 0 < n <= SMALL_DP_ENTRIES and 8 * groups >= n and effects.dp_cost() <= SMALL_DP_COST
+    if not (effects.one_d and 0 < n <= SMALL_DP_ENTRIES and effects.dp_cost() <= SMALL_DP_COST):
+        return False
+    return 8 * len(effects.summary.groups) >= n
 
 
 def _tilted_is_affordable(effects: LocalEffects) -> bool:
