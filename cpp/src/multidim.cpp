@@ -159,11 +159,12 @@ struct GroupTable {
 };
 
 // Phase 1. Per-coordinate certified window about the mean; the union bound over the 2m
-// tails stays below multidim_tail_bound. Returns the windows, the varying coordinates and
-// the mass the windows cut.
-double certified_axes(const MultiSummary& s, std::vector<AxisWindow>& axes, std::vector<std::size_t>& active) {
+// tails stays below tail_bound. Returns the windows, the varying coordinates and the mass
+// the windows cut.
+double certified_axes(const MultiSummary& s, double tail_bound, std::vector<AxisWindow>& axes,
+                      std::vector<std::size_t>& active) {
     const std::size_t m = s.m;
-    const double log_eps_each = std::log(multidim_tail_bound) - std::log(static_cast<double>(2 * m));
+    const double log_eps_each = std::log(tail_bound) - std::log(static_cast<double>(2 * m));
     axes.assign(m, AxisWindow{});
     active.clear();
     double truncated = 0.0;
@@ -343,7 +344,7 @@ void crop_to_box(const std::vector<double>& values, std::size_t M, const std::ve
 
 }  // namespace
 
-MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
+MultiDistribution grouped_distribution_multi(const MultiSummary& s, double tail_bound) {
     const std::size_t m = s.m;
     check_m(m);
     MultiDistribution out;
@@ -355,7 +356,7 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s) {
     }
     std::vector<AxisWindow> axes;
     std::vector<std::size_t> active;
-    const double truncated = certified_axes(s, axes, active);
+    const double truncated = certified_axes(s, tail_bound, axes, active);
     const std::size_t ma = active.size();
     std::size_t width = 1;
     for (std::size_t j : active) width = std::max(width, static_cast<std::size_t>(axes[j].hi - axes[j].lo + 1));

@@ -504,8 +504,13 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
     return false;
 }
 
+// Only used when the tail is near the mean (p above ~1e-3): a box certified at 1e-26 loses a
+// negligible 1e-23 of the p-value and is ~20% narrower per axis than the 1e-40 box that the
+// public null distribution keeps (~1.5x less work in 2-D).
+constexpr double untilted_tail_bound = 1e-26;
+
 PValue untilted(const MultiSummary& s, const RatioDifference& h, Alternative alternative) {
-    return ratio_pvalue(grouped_distribution_multi(s), h, alternative);
+    return ratio_pvalue(grouped_distribution_multi(s, untilted_tail_bound), h, alternative);
 }
 
 }  // namespace

@@ -56,8 +56,8 @@ inline constexpr double multidim_tail_bound = 1e-40;
 // prod_g ((1 + e^{-i w.delta_g}) / 2)^{c_g} on an M^m' grid (m' = coordinates that vary),
 // one multi-dimensional inverse real FFT (pocketfft), cropped to the certified box.
 // Throws pairperm::support_too_large, naming monte_carlo_test, when the grid would exceed
-// max_support.
-MultiDistribution grouped_distribution_multi(const MultiSummary& summary);
+// max_support. `tail_bound` is the certified mass left outside the box (and aliased into it).
+MultiDistribution grouped_distribution_multi(const MultiSummary& summary, double tail_bound = multidim_tail_bound);
 
 // h(s) = A(s) - B(s) for s = (s1, s2) (s2 = 0 for one-dimensional S), where each ratio is
 // (num0 + num1 s1 + num2 s2) / (den0 + den1 s1 + den2 s2), and a zero denominator gives
