@@ -217,10 +217,11 @@ def brute_force_cdf(stay, swap, x) -> Fraction:
 
 
 def brute_force_stat_pvalue(stay, swap, h, alternative: str) -> Fraction:
-    """P-value of a statistic h of the (1-D or m-D) sum S; h maps a tuple of Python ints to a
-    Fraction (exact), two-sided is ``|h(S)| >= |h_obs|``."""
-    stay = [tuple(int(v) for v in np.atleast_1d(row)) for row in stay]
-    swap = [tuple(int(v) for v in np.atleast_1d(row)) for row in swap]
+    """P-value of a statistic h of the (1-D or m-D) sum S; h maps a tuple of exact numbers
+    (Python ints for integer effects, Fractions of the floats for real ones) to an exact
+    number, two-sided is ``|h(S)| >= |h_obs|``."""
+    stay = [tuple(_exact_number(v) for v in np.atleast_1d(row)) for row in stay]
+    swap = [tuple(_exact_number(v) for v in np.atleast_1d(row)) for row in swap]
     m = len(stay[0]) if stay else 1
     h_obs = h(tuple(sum(r[j] for r in stay) for j in range(m)))
     hits = 0
@@ -228,6 +229,11 @@ def brute_force_stat_pvalue(stay, swap, h, alternative: str) -> Fraction:
         rows = [b if c else a for a, b, c in zip(stay, swap, pattern)]
         hits += rejects(h(tuple(sum(r[j] for r in rows) for j in range(m))), h_obs, alternative)
     return Fraction(hits, 2 ** len(stay))
+
+
+def _exact_number(v):
+    """An array element as an exact Python number: int for integers, the float's exact Fraction otherwise."""
+    return int(v) if isinstance(v, (int, np.integer)) else Fraction(float(v))
 
 
 def sign_flip_pvalue(effects, alternative: str) -> Fraction:

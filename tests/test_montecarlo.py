@@ -204,3 +204,41 @@ def test_monte_carlo_is_repeatable_with_a_seed():
     assert run(17) == run(17)
     assert run(np.random.default_rng(5)) == run(np.random.default_rng(5))
     assert len({run(s) for s in range(6)}) > 1  # different seeds give different streams
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_callable_on_real_effects_sees_the_real_sums(seed):
+    """The statistic gets float sums of real-valued effects (never int64 casts of them): its
+    observed value and the sampled p-value agree with brute force over the 2^n patterns."""
+    rng = np.random.default_rng(seed)
+    stay = np.round(rng.normal(0, 1, (9, 2)), 3)
+    swap = np.round(rng.normal(0, 1, (9, 2)), 3)
+
+    def h(s):
+        return 2 * s[:, 0] - s[:, 1] ** 2
+
+    sums = [stay[[i for i in range(9) if not p[i]]].sum(axis=0) + swap[[i for i in range(9) if p[i]]].sum(axis=0)
+            for p in itertools.product((0, 1), repeat=9)]
+    values = h(np.array(sums))
+    h_obs = float(h(stay.sum(axis=0, keepdims=True))[0])
+    exact = np.mean(values >= h_obs - 1e-9 * abs(h_obs))
+    r = pairperm.monte_carlo_test(stay, swap, h, alternative="greater", n_resamples=20_000, rng=seed,
+                                  confidence_level=0.9999)
+    assert r.statistic == pytest.approx(h_obs, rel=1e-12)
+    lo, hi = r.pvalue_ci
+    assert lo <= exact <= hi, (exact, r)
+
+
+def test_callable_on_real_effects_small_example_matches_enumeration():
+    stay = np.array([[0.5, 1.25], [1.5, -0.75]])
+    swap = np.array([[-1.0, 0.25], [0.25, 2.0]])
+
+    def h(s):
+        return 2 * s[:, 0] - s[:, 1] ** 2
+
+    exact = pairperm.structured_test(stay, swap, h, alternative="greater")
+    assert exact.statistic == 3.75 and exact.pvalue == 0.25  # (0.5+1.5)*2 - 0.5**2; 1 of 4 patterns
+    r = pairperm.monte_carlo_test(stay, swap, h, alternative="greater", n_resamples=20_000, rng=0)
+    assert r.statistic == 3.75
+    lo, hi = r.pvalue_ci
+    assert lo <= 0.25 <= hi

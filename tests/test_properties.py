@@ -196,6 +196,59 @@ def test_structured_2d_callable_matches_brute_force(effects, a, b, c, ratio):
             assert_pvalue(r.pvalue, exact, method)
 
 
+@st.composite
+def real_local_effects(draw, max_n=9, m=None):
+    """Float (stay, swap) that are small dyadic numbers times a power of two: every sum is then
+    exact in float64, so the engines' ties are the exact ties of the Fraction reference, at any scale."""
+    n = draw(st.integers(1, max_n))
+    size = n * (m or 1)
+    values = st.integers(-24, 24).map(lambda v: v / 8)
+    scale = 2.0 ** draw(st.sampled_from([-600, -30, 0, 40, 500]))
+    shape = (n,) if m is None else (n, m)
+    stay = np.array(draw(st.lists(values, min_size=size, max_size=size))).reshape(shape) * scale
+    swap = np.array(draw(st.lists(values, min_size=size, max_size=size))).reshape(shape) * scale
+    return stay, swap, Fraction(scale)
+
+
+@given(effects=real_local_effects(), a=dyadic, c=dyadic)
+def test_structured_1d_callable_on_real_effects_matches_brute_force(effects, a, c):
+    stay, swap, scale = effects
+
+    def h_exact(s):
+        u = s[0] / scale
+        return a * u + c * u * u
+
+    def h(s):
+        u = s / float(scale)
+        return float(a) * u + float(c) * u * u
+
+    for alternative in ALTERNATIVES:
+        exact = brute_force_stat_pvalue(stay, swap, h_exact, alternative)
+        r = pairperm.structured_test(stay, swap, h, alternative=alternative)
+        assert r.statistic == float(h_exact((sum(Fraction(v) for v in stay),)))
+        assert_pvalue(r.pvalue, exact, "auto")
+
+
+@given(effects=real_local_effects(max_n=7, m=2), a=dyadic, b=dyadic, c=dyadic)
+def test_structured_2d_callable_on_real_effects_matches_brute_force(effects, a, b, c):
+    stay, swap, scale = effects
+
+    def h_exact(s):
+        u, v = s[0] / scale, s[1] / scale
+        return a * u + b * v - c * v * v
+
+    def h(s):
+        u, v = s[:, 0] / float(scale), s[:, 1] / float(scale)
+        return float(a) * u + float(b) * v - float(c) * v * v
+
+    for alternative in ALTERNATIVES:
+        exact = brute_force_stat_pvalue(stay, swap, h_exact, alternative)
+        r = pairperm.structured_test(stay, swap, h, alternative=alternative)
+        observed = tuple(sum(Fraction(v) for v in stay[:, j]) for j in range(2))
+        assert r.statistic == float(h_exact(observed))
+        assert_pvalue(r.pvalue, exact, "auto")
+
+
 # ------------------------------------------------------------------------------- F-beta, precision, recall
 
 @st.composite

@@ -52,8 +52,8 @@ def monte_carlo_test(
         m-dimensional statistics, e.g. stacked sufficient statistics of both systems) or
         real numbers (approximate randomisation on means: ``x - y, y - x``).
     statistic : callable or None
-        Vectorised: receives the int64 sums of a block of K resamples, shape (K,) for
-        1-D inputs or (K, m), and returns shape (K,). It is also called once on the
+        Vectorised: receives the sums of a block of K resamples (int64; float64 for
+        real-valued effects), shape (K,) for 1-D inputs or (K, m), and returns shape (K,). It is also called once on the
         observed sum (K = 1). None: the identity on S (1-D inputs only), compared in
         exact integer arithmetic as in :func:`pairperm.permutation_test`.
     n_resamples : int

@@ -100,7 +100,9 @@ class CallableStatistic:
         self._fn = fn
         self._one_d = effects.one_d
         self._func = func
-        obs = np.asarray(effects.observed, dtype=np.int64).reshape((1,) if self._one_d else (1, effects.m))
+        # h sees S as the engines form it: int64 for integer effects, float64 for real ones.
+        dtype = np.float64 if effects.is_real else np.int64
+        obs = np.asarray(effects.observed, dtype=dtype).reshape((1,) if self._one_d else (1, effects.m))
         h_obs = apply_vectorised(fn, obs, 1, func)
         if not np.isfinite(h_obs).all():
             raise ValueError(f"{func}: the statistic is {h_obs[0]} at the observed value; it must be finite")

@@ -78,7 +78,7 @@ def structured_test(
         ``None``: the statistic is S itself (1-D only): greater ``P[S >= s_obs]``, less
         ``P[S <= s_obs]``, two-sided ``P[|S - mu| >= |s_obs - mu|]`` with ``mu = E[S]``,
         all in exact integers.
-        A callable ``h`` must be vectorised: it receives an int64 array of S values of shape
+        A callable ``h`` must be vectorised: it receives an array of S values (int64; float64 for real-valued effects) of shape
         ``(K,)`` (1-D) or ``(K, m)`` (one S per row) and returns K numbers, finite at every
         value S can take. Then greater is ``P[h(S) >= h_obs]``, less ``P[h(S) <= h_obs]``
         and two-sided ``P[|h(S)| >= |h_obs|]`` (the papers' absolute value; meant for
