@@ -74,6 +74,23 @@ def test_sum_metric_value_is_the_sum(pos):
     assert_rows_equal_compare(res, pos, "sum")
 
 
+def test_sum_metric_is_exact_where_int64_totals_would_wrap():
+    """64 entries near 2**57: the totals pass 2**63; A wins every entry, so A is the better system."""
+    a = np.full(64, 2**57 + 1, dtype=np.int64)
+    b = np.full(64, 2**57 - 1, dtype=np.int64)
+    res = pairperm.compare_systems({"A": a, "B": b}, metric="sum")
+    assert res.metric_values == (64 * (2**57 + 1), 64 * (2**57 - 1))
+    assert res.rows[0].significant
+    assert res.wins() == {"A": ["B"], "B": []}
+
+
+@pytest.mark.parametrize("values", [[2**60, 2**60, -(2**60) + 1, 2**60 - 3] * 8, [-(2**60) - 5] * 9, [7, -3, 0]])
+def test_exact_int_sum_matches_python_integers(values):
+    from pairperm._validation import exact_int_sum
+
+    assert exact_int_sum(np.array(values, dtype=np.int64)) == sum(values)
+
+
 def test_batch_pvalues_equal_brute_force_enumeration():
     rng = np.random.default_rng(7)
     systems = {f"t{k}": rng.integers(0, 6, 12) for k in range(4)}

@@ -35,6 +35,7 @@ from ._validation import (
     check_alternative,
     check_n_jobs,
     check_probability,
+    exact_int_sum,
 )
 
 # Metrics whose per-entry input is one real number per entry.
@@ -439,7 +440,7 @@ def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
         sums = arr.astype(np.float64).sum(axis=0)[None]
         return float(apply_vectorised(metric, sums, 1, _FUNC, "metric")[0])
     if metric == "sum":
-        return int(arr.sum())
+        return exact_int_sum(arr)
     if metric in _INTEGER_SUMS or metric in _PER_ENTRY_REAL:
         return float(arr.mean())
     sums = arr.sum(axis=0).astype(np.float64)

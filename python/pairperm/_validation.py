@@ -234,6 +234,19 @@ def as_score_pair(x: Any, y: Any, func: str, *, ndim: int | tuple[int, ...] = 1,
     return xa.astype(np.float64), ya.astype(np.float64)
 
 
+def exact_int_sum(arr: np.ndarray) -> int:
+    """The exact total of an int64 array (|values| < 2**61) as a Python int, where ``arr.sum()``
+    would wrap: the high and low 32-bit halves are summed separately, neither can overflow
+    below 2**31 entries, and they are recombined in Python integers."""
+    if arr.size == 0:
+        return 0
+    if int(np.abs(arr).max()) < (2**63 - 1) // arr.size:
+        return int(arr.sum(dtype=np.int64))
+    high = int(np.right_shift(arr, 32).sum(dtype=np.int64))
+    low = int(np.bitwise_and(arr, 0xFFFFFFFF).sum(dtype=np.int64))
+    return (high << 32) + low
+
+
 def check_column_totals(arr: np.ndarray, name: str, func: str) -> None:
     """Every column's sum of magnitudes below 2**61, so that int64 totals cannot wrap."""
     if not arr.size:
