@@ -162,6 +162,38 @@ def test_identical_systems_give_p_one(alternative):
 def test_bootstrap_pvalue_is_never_zero():
     a = np.ones(50)
     b = np.zeros(50)
-    # Every resample has delta_i = delta = 1 < 2 delta: no hit, and p = 1 / (1 + K), not 0.
+    b[0] = 0.5
+    # Every resample has delta_i <= 1 < 2 delta: no hit, and p = 1 / (1 + K), not 0.
     r = pairperm.bootstrap_test(a, b, n_resamples=200, rng=0, alternative="greater")
     assert r.pvalue == 1 / 201
+
+
+@pytest.mark.parametrize("x, y", [([3, 3, 3], [2, 2, 2]), ([3.0], [2.0]), ([3.0, 5.0, 7.0], [2.0, 4.0, 6.0])])
+def test_bootstrap_refuses_data_whose_resamples_cannot_vary(x, y):
+    """One entry, or the same difference on every entry: every resample has the observed
+    difference, so the bootstrap can only report its floor 1/(1 + K); it says so instead."""
+    with pytest.raises(ValueError, match="same difference"):
+        pairperm.bootstrap_test(x, y, rng=0)
+
+
+def test_bootstrap_identical_systems_still_give_one():
+    assert pairperm.bootstrap_test([3, 1, 2], [3, 1, 2], rng=0).pvalue == 1.0
+
+
+def test_bootstrap_peak_memory_is_what_its_guard_counts():
+    import tracemalloc
+
+    from pairperm._bootstrap import _PEAK_BYTES_PER_RESAMPLE
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=50)
+    y = x + rng.normal(size=50)
+    pairperm.bootstrap_test(x, y, n_resamples=100, rng=0)  # imports and caches outside the measurement
+    k = 2_000_000
+    tracemalloc.start()
+    try:
+        pairperm.bootstrap_test(x, y, n_resamples=k, rng=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= (_PEAK_BYTES_PER_RESAMPLE + 1) * k

@@ -36,7 +36,7 @@ def test_real_valued_routes():
     r = pairperm.compare(a[:30], b[:30], "ndcg")
     assert r.result.engine == "meet_in_the_middle" and "exact" in r.reason
     r = pairperm.compare(a, b, lambda s: s * 2.0, n_resamples=200, rng=1)
-    assert r.test == "bootstrap_test" and r.statistic == pytest.approx(2 * (a.sum() - b.sum()))
+    assert r.test == "monte_carlo_test" and r.statistic == pytest.approx(2 * (a.sum() - b.sum()))
 
 
 def test_macro_f1_and_bleu_use_monte_carlo_permutation():
@@ -83,3 +83,47 @@ def test_ratio_metrics_route_to_exact_tests(metric):
     test = getattr(pairperm, f"{metric}_test")
     assert r.test == f"{metric}_test"
     assert r.pvalue == test(a, b).pvalue
+
+
+def test_callable_metric_runs_the_paired_permutation_test():
+    """Equal differences on every entry: the permutation test's p is 2/2^3 (two-sided), which the
+    sampled p-value's interval covers; the paired bootstrap would claim its floor 1/(1 + K)."""
+    r = pairperm.compare([3, 3, 3], [2, 2, 2], lambda s: s, n_resamples=20_000, rng=0)
+    assert r.test == "monte_carlo_test" and r.statistic == 3
+    lo, hi = r.result.pvalue_ci
+    assert lo <= 0.25 <= hi
+
+
+def test_callable_metric_sees_summed_statistics_of_each_system():
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 5, (40, 2)), rng.integers(0, 5, (40, 2))
+
+    def ratio(s):
+        return s[:, 0] / (s[:, 0] + s[:, 1])
+
+    r = pairperm.compare(a, b, ratio, n_resamples=2000, rng=2, alternative="greater")
+    sa, sb = a.sum(axis=0), b.sum(axis=0)
+    assert r.statistic == pytest.approx(sa[0] / sa.sum() - sb[0] / sb.sum())
+    ref = pairperm.monte_carlo_test(np.c_[a, b], np.c_[b, a], lambda s: ratio(s[:, :2]) - ratio(s[:, 2:]),
+                                    n_resamples=2000, rng=2, alternative="greater")
+    assert r.pvalue == ref.pvalue
+
+
+@pytest.mark.parametrize("scores, engine, words", [
+    ("small", "dp", "exact"),
+    ("large", "grouped", "exact"),
+    ("wide", "saddlepoint_is", "importance sampling"),
+    ("mc", "monte_carlo", "Monte Carlo"),
+])
+def test_reason_says_which_engine_ran(scores, engine, words):
+    rng = np.random.default_rng(3)
+    n = {"small": 12, "large": 5000, "wide": 2000, "mc": 300}[scores]
+    x, y = rng.integers(0, 20, n), rng.integers(0, 20, n)
+    if scores == "wide":  # differences spread beyond the grouped engine's window
+        x, y = x * 100_003 + rng.integers(0, 7919, n), y * 100_003
+    method = "monte_carlo" if scores == "mc" else "auto"
+    r = pairperm.compare(x, y, "sum", method=method, rng=0)
+    assert r.result.engine == engine
+    assert words in r.reason
+    if engine in ("saddlepoint_is", "monte_carlo"):
+        assert "exact" not in r.reason

@@ -49,8 +49,12 @@ _BLOCK_ELEMENTS = 1 << 21
 # wide ones (macro-F1 over many classes) go to BLAS. Same counts either way.
 _FUSED_MAX_COLUMNS = 32
 # The resampled deltas are the result (the percentile interval needs all of them): refuse,
-# before allocating, more than this many bytes of them.
+# before allocating, a peak above this many bytes. The peak is the deltas themselves plus the
+# copy np.quantile partitions; hits are counted in chunks, so nothing else grows with K.
 _MAX_DISTRIBUTION_BYTES = 2**31
+_PEAK_BYTES_PER_RESAMPLE = 16
+_HITS_CHUNK = 1 << 20
+
 
 
 # ---- built-in metrics on summed statistics (vectorised over the leading axis) ----
@@ -113,10 +117,11 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
     func = "bootstrap_test"
     check_alternative(alternative, func)
     opts = monte_carlo_options(n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
-    if 8 * opts.n_resamples > _MAX_DISTRIBUTION_BYTES:
+    peak = _PEAK_BYTES_PER_RESAMPLE * opts.n_resamples
+    if peak > _MAX_DISTRIBUTION_BYTES:
         raise SupportTooLargeError(
-            f"{func}: n_resamples={opts.n_resamples} would keep {8 * opts.n_resamples / 2**30:.1f} GiB of resampled "
-            f"deltas (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
+            f"{func}: n_resamples={opts.n_resamples} would need {peak / 2**30:.1f} GiB for the resampled deltas and "
+            f"their percentile interval (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
         )
     check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
@@ -153,13 +158,30 @@ def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], op
     return out
 
 
+def _resamples_cannot_vary(xa: np.ndarray, ya: np.ndarray, stats: np.ndarray, metric: str) -> bool:
+    """Whether every resample has the observed difference: one entry, entries all alike, or
+    (for the mean) the same difference on every entry."""
+    if len(stats) == 1 or bool((stats == stats[0]).all()):
+        return True
+    if metric == "mean":
+        d = xa - ya
+        return bool((d == d[0]).all())
+    return False
+
+
 def _bootstrap_hits(deltas: np.ndarray, delta: float, alternative: str) -> int:
-    """Resamples at least as extreme, ties included (Berg-Kirkpatrick et al.'s rule with >=)."""
-    if alternative == "greater":
-        return int(np.count_nonzero(deltas >= 2 * delta))
-    if alternative == "less":
-        return int(np.count_nonzero(deltas <= 2 * delta))
-    return int(np.count_nonzero(np.abs(deltas - delta) >= abs(delta)))
+    """Resamples at least as extreme, ties included (Berg-Kirkpatrick et al.'s rule with >=),
+    counted in chunks so that no temporary grows with the number of resamples."""
+    hits = 0
+    for start in range(0, len(deltas), _HITS_CHUNK):
+        chunk = deltas[start:start + _HITS_CHUNK]
+        if alternative == "greater":
+            hits += int(np.count_nonzero(chunk >= 2 * delta))
+        elif alternative == "less":
+            hits += int(np.count_nonzero(chunk <= 2 * delta))
+        else:
+            hits += int(np.count_nonzero(np.abs(chunk - delta) >= abs(delta)))
+    return hits
 
 
 def bootstrap_test(
@@ -194,7 +216,8 @@ def bootstrap_test(
         - callable: vectorised; receives summed statistics of shape (K,) + x.shape[1:]
           (float64) and returns shape (K,).
     n_resamples : int
-        At most 2**28 (the resampled deltas are kept, 8 bytes each).
+        At most 2**27 (the resampled deltas are kept, 8 bytes each, and the percentile
+        interval sorts a copy of them).
     rng : None, int or numpy.random.Generator
         An int seed makes runs repeatable (also across thread counts).
     alternative : {"two-sided", "greater", "less"}
@@ -204,7 +227,9 @@ def bootstrap_test(
         ("less") or ``|delta_i - delta| >= |delta|`` ("two-sided": both tails, so about
         twice the one-sided value; sacrebleu's paired bootstrap reports the one-sided
         count). Ties count, and ``p = (1 + hits) / (1 + n_resamples)`` as in every sampling
-        test of pairperm, so p is never 0; when ``delta == 0`` exactly, p = 1.
+        test of pairperm, so p is never 0; when ``delta == 0`` exactly, p = 1. When every
+        resample gives the same difference (one entry, or the same per-entry difference
+        everywhere), the bootstrap has nothing to measure and raises ``ValueError``.
     confidence_level : float
         Of the percentile interval of the resampled delta.
     beta, zero_division : float
@@ -257,6 +282,13 @@ def bootstrap_test(
         raise ValueError(f"{func}: the metric is not finite on the full data ({metric_a}, {metric_b})")
 
     k_total = opts.n_resamples
+    if delta != 0 and _resamples_cannot_vary(xa, ya, stats, name):
+        raise ValueError(
+            f"{func}: every resample gives the same difference ({delta:.6g}): with one entry, or the same "
+            "difference on every entry, resampling entries shows no variability, and the bootstrap's p-value "
+            "would be its floor 1/(1 + n_resamples) however few entries there are. The paired-permutation tests "
+            "(pairperm.permutation_test, pairperm.monte_carlo_test) give the p-value such data support."
+        )
     out = _resampled(stats, deltas, opts)
     hits = _bootstrap_hits(out, delta, alternative)
     tail = (1 - opts.confidence_level) / 2

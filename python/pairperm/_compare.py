@@ -1,8 +1,7 @@
 """compare(): the right test for an evaluation metric in one call (Dror & Reichart's table).
 
 Exact tests wherever one exists on this engine; otherwise Monte Carlo permutation
-(approximate randomisation) for corpus-level metrics of summed statistics, and the
-paired bootstrap for user-defined metrics.
+(approximate randomisation) for corpus-level and user-defined metrics of summed statistics.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from ._validation import (
     Alternative,
     ArrayLike,
     as_int_array,
+    as_real_array,
     check_alternative,
     check_paired_index,
     check_same_length,
@@ -41,6 +41,22 @@ def _is_integral(arr: np.ndarray) -> bool:
     return arr.dtype.kind == "f" and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.floor(arr)))
 
 
+# How each engine's p-value came about, for `reason`: exact engines, or a sampled estimate.
+_ENGINE_WORDS = {
+    "monte_carlo": "Monte Carlo (sampled p-value with a Clopper-Pearson interval)",
+    "saddlepoint_is": "tilted importance sampling (estimated p-value with a relative error bar)",
+    "meet_in_the_middle": "exact (meet in the middle)",
+    "enumeration": "exact (all swap patterns listed)",
+    "dp": "exact (dynamic programme)",
+    "fft": "exact (FFT convolution tree)",
+    "grouped": "exact (grouped engine)",
+}
+
+
+def _how(result: Any) -> str:
+    return _ENGINE_WORDS.get(str(result.engine), f"engine {result.engine!r}")
+
+
 def _only_auto(method: str, what: str) -> None:
     if method != "auto":
         raise ValueError(f"compare: {what} has a single method; method must be 'auto', got {method!r}")
@@ -52,25 +68,22 @@ def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int
     if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
         r: Any = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples,
                                                rng=rng)
-        how = {"meet_in_the_middle": "exact (meet in the middle)", "saddlepoint_is": "tilted importance sampling",
-               "monte_carlo": "Monte Carlo"}[r.engine]
         return _done(r, "permutation_test", f"real-valued per-entry scores ({metric}): paired-permutation test of the "
-                                            f"mean difference, {how}")
+                                            f"mean difference, {_how(r)}")
     # McNemar is the exact permutation test on 0/1 scores: other methods go to permutation_test.
     if method == "auto" and xa.ndim == 1 and ya.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya)):
         r = _classic.mcnemar_test(x, y, alternative=alternative)
         return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
                                         "(identical to the exact permutation test on 0/1 scores)")
     r = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
-    how = "Monte Carlo paired-permutation test" if r.engine == "monte_carlo" else "exact paired-permutation test"
-    return _done(r, "permutation_test", f"sum of per-entry integer scores: {how}")
+    return _done(r, "permutation_test", f"sum of per-entry integer scores: paired-permutation test, {_how(r)}")
 
 
 def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
            method: Any = "auto") -> CompareResult:
     name = f"{metric}_test"
     r = getattr(_f1, name)(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
-    return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: exact structured permutation test")
+    return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: structured paired-permutation test, {_how(r)}")
 
 
 def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
@@ -84,8 +97,7 @@ def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int,
 
 def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
             method: Any = "auto") -> CompareResult:
-    """macro-F1 / BLEU of summed integer statistics: swapping an entry swaps its two rows of
-    statistics, so the local effects are (x_n, y_n) and (y_n, x_n)."""
+    """macro-F1 / BLEU of summed integer statistics."""
     func = "compare"
     _only_auto(method, f"metric={metric!r} (Monte Carlo permutation)")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
@@ -96,26 +108,43 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     shape = xa.shape[1:]
     if (metric == "macro_f1" and not (len(shape) == 2 and shape[1] == 3)) or (metric == "bleu" and shape != (10,)):
         raise ValueError(f"{func}: metric={metric!r} needs statistics of shape {_CORPUS_SHAPES[metric]}; got {xa.shape}")
-    n, m = len(xa), int(np.prod(shape))
     one = (lambda s: _bootstrap.f1_from_sums(s).mean(axis=-1)) if metric == "macro_f1" else _bootstrap.bleu_from_sums
-
-    def statistic(sums: np.ndarray) -> np.ndarray:
-        k = len(sums)
-        sums = sums.astype(np.float64)
-        return one(sums[:, :m].reshape((k,) + shape)) - one(sums[:, m:].reshape((k,) + shape))
-
-    fx, fy = xa.reshape(n, m), ya.reshape(n, m)
-    r = _montecarlo.monte_carlo_test(np.concatenate([fx, fy], axis=1), np.concatenate([fy, fx], axis=1), statistic,
-                                     n_resamples=n_resamples, rng=rng, alternative=alternative)
+    r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng)
     return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
                                         "engine: Monte Carlo paired permutation (approximate randomisation)")
 
 
 def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any,
               method: Any = "auto") -> CompareResult:
-    _only_auto(method, "a user-defined metric (paired bootstrap)")
-    r = _bootstrap.bootstrap_test(x, y, metric, n_resamples=n_resamples, rng=rng, alternative=alternative)
-    return _done(r, "bootstrap_test", "user-defined metric of summed statistics: paired bootstrap (no exact test)")
+    func = "compare"
+    _only_auto(method, "a user-defined metric (Monte Carlo permutation)")
+    check_paired_index(x, y, ("x", "y"), func)
+    xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
+    ya = as_real_array(y, "y", func, ndim=(1, 2, 3))
+    check_same_length(xa, ya, "x", "y", func)
+    r = _permute_summed_statistics(xa, ya, metric, alternative, n_resamples, rng)
+    return _done(r, "monte_carlo_test", "user-defined metric of summed statistics: Monte Carlo paired permutation "
+                                        "(approximate randomisation)")
+
+
+def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np.ndarray], Any], alternative: Any,
+                               n_resamples: int, rng: Any) -> Any:
+    """The paired-permutation test of metric(A) - metric(B) for a metric of summed per-entry
+    statistics: swapping an entry swaps its two rows of statistics, so the local effects are
+    (x_n, y_n) and (y_n, x_n), and the metric sees the summed statistics as float64 of shape
+    (K,) + the per-entry shape."""
+    shape = xa.shape[1:]
+    n, m = len(xa), int(np.prod(shape, dtype=np.int64))
+
+    def statistic(sums: np.ndarray) -> np.ndarray:
+        k = len(sums)
+        sums = sums.astype(np.float64)
+        return (np.asarray(one(sums[:, :m].reshape((k,) + shape)), dtype=np.float64)
+                - np.asarray(one(sums[:, m:].reshape((k,) + shape)), dtype=np.float64))
+
+    fx, fy = xa.reshape(n, m), ya.reshape(n, m)
+    return _montecarlo.monte_carlo_test(np.concatenate([fx, fy], axis=1), np.concatenate([fy, fx], axis=1), statistic,
+                                        n_resamples=n_resamples, rng=rng, alternative=alternative)
 
 
 _ROUTES: dict[str, Callable[..., CompareResult]] = {
@@ -160,7 +189,10 @@ def compare(
       differing entries, otherwise a p-value with a relative error bar; integer scores
       take the exact integer engines). :func:`wilcoxon_test` and :func:`bootstrap_test`
       remain available directly.
-    - a callable (vectorised on summed statistics): :func:`bootstrap_test`.
+    - a callable (vectorised on summed statistics: it receives float64 sums of shape
+      ``(K,) + x.shape[1:]`` and returns K values): :func:`monte_carlo_test`, the paired
+      permutation of entries (approximate randomisation), as for macro-F1 and BLEU.
+      :func:`bootstrap_test` remains available directly.
 
     Parameters
     ----------
@@ -170,7 +202,7 @@ def compare(
     alternative : {"two-sided", "greater", "less"}
         Passed on ("greater": A is better).
     n_resamples, rng :
-        For the Monte Carlo and bootstrap routes.
+        For the sampling routes.
     method : str
         Passed to the test that runs; "auto" everywhere picks as that test does.
         Integer sums: :func:`permutation_test`'s "auto", "exact", "dp", "fft",
