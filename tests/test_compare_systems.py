@@ -289,6 +289,18 @@ def test_json_round_trip_and_plain_values(pos, ner):
         assert json.loads(res.to_json()) == d
 
 
+def test_engine_is_recorded_and_old_json_without_it_still_reads(pos):
+    res = pairperm.compare_systems(pos, "sum")
+    d = res.to_dict()
+    assert all(p["engine"] == "grouped" for p in d["pairs"])
+    assert list(res.to_frame()["engine"]) == ["grouped"] * len(res.rows)
+    for p in d["pairs"]:
+        del p["engine"]  # as saved before rows recorded the engine
+    old = pairperm.SystemsComparison.from_dict(d)
+    assert [r.engine for r in old.rows] == [""] * len(res.rows)
+    assert [r._replace(engine="grouped") for r in old.rows] == list(res.rows)
+
+
 def test_pickle_round_trip(pos):
     res = pairperm.compare_systems(pos)
     assert pickle.loads(pickle.dumps(res)) == res

@@ -710,9 +710,10 @@ def compare_systems(
         Row names of an array input; for a mapping or DataFrame, the systems to compare (by
         name) and their order.
     **options
-        Passed on to :func:`pairperm.compare` (``n_resamples``, ``rng``, ...). An ``rng``
-        (int seed or Generator) seeds every pair deterministically from the pair's index, so
-        seeded runs repeat exactly whatever `n_jobs` or `executor`.
+        Passed on to :func:`pairperm.compare` (``method``, ``n_resamples``, ``rng``): every pair
+        gets the test, engine and p-value compare() gives it. An ``rng`` (int seed or
+        Generator) seeds every pair deterministically from the pair's index, so seeded runs
+        repeat exactly whatever `n_jobs` or `executor`.
 
     Returns
     -------
