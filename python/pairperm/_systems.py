@@ -731,7 +731,7 @@ def compare_systems(
       system_a  system_b    metric_a    metric_b    statistic      pvalue    adjusted  sig  test
       A         B                 56          43           13      0.0625       0.125       permutation_test
       A         C                 56          58           -2         0.5         0.5       permutation_test
-      B         C                 43          58          -15     0.01563     0.04688   *   permutation_test
+      B         C                 43          58          -15     0.01562     0.04688   *   permutation_test
     >>> res.wins()
     {'A': [], 'B': [], 'C': ['B']}
     >>> b = pairperm.compare_systems(scores, metric="sum", baseline="B", correction=None)
