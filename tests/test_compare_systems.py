@@ -161,7 +161,7 @@ def test_fallback_pairs_take_the_single_pair_path():
         res = pairperm.compare_systems(systems, alternative=alternative)
         assert_rows_equal_compare(res, systems, "accuracy", alternative)
         assert res.rows[0].pvalue == float(sign_flip_pvalue(x - y, alternative))
-    _, _, _, _, status = _core.batch_grouped_pvalues(np.stack([x, y, z]), np.array([[0, 1], [1, 2]]), "two-sided")
+    status = _core.batch_grouped_pvalues(np.stack([x, y, z]), np.array([[0, 1], [1, 2]]), "two-sided")[4]
     assert list(status) == [1, 0]
     # Too many varying entries to list: the core conditions on the two huge entries, in the
     # batch as in the single-pair path.
@@ -176,10 +176,78 @@ def test_batch_is_independent_of_threads_and_checks_indices(pos):
     for t in (2, 5, 0):
         other = _core.batch_grouped_pvalues(m, pairs, "two-sided", t)
         assert all(np.array_equal(a, b) for a, b in zip(one, other))
-    for (i, j), p in zip(pairs, one[2]):
+    for (i, j), p, engine in zip(pairs, one[2], one[5]):
+        assert engine == "grouped_tail"
         assert p == _core.grouped_pvalue(_core.summarize_paired(m[i], m[j]), "two-sided")[0]
     with pytest.raises(ValueError, match="system index 6"):
         _core.batch_grouped_pvalues(m, np.array([[0, 6]]), "two-sided")
+
+
+def _mixed_systems():
+    """(systems, metric) per territory of the planner."""
+    rng = np.random.default_rng(11)
+    small = {f"s{i}": rng.integers(0, 21, 40) for i in range(5)}  # many distinct differences: the DP
+    x, y = datasets.stanza_pos_like(3_000, seed=5)
+    binary = {f"b{i}": (rng.random(150) < 0.4 + 0.1 * i).astype(np.int64) for i in range(4)}
+    return {
+        "small": (small, "accuracy"),
+        "large": (mixed(x, y, 4), "accuracy"),  # the grouped tilted tail
+        "binary": (binary, "accuracy"),  # McNemar under "auto"
+        # Differences far beyond the grouped window: the real-valued engine, exact in float64.
+        "wide": ({f"w{i}": rng.integers(-10**6, 10**6, 30) for i in range(3)}, "sum"),
+        "real_mean": ({f"m{i}": rng.normal(0.1 * i, 1.0, 30) for i in range(3)}, "mean"),
+        "integral_mean": (small, "mean"),
+    }
+
+
+@pytest.mark.parametrize("method", ["auto", "exact", "monte_carlo"])
+@pytest.mark.parametrize("data", list(_mixed_systems()))
+def test_every_pair_runs_the_engine_and_pvalue_of_compare(data, method):
+    systems, metric = _mixed_systems()[data]
+    res = pairperm.compare_systems(systems, metric, method=method, n_resamples=999, rng=7)
+    for k, row in enumerate(res.rows):
+        c = pairperm.compare(systems[row.system_a], systems[row.system_b], metric, method=method, n_resamples=999,
+                             rng=_pair_seed(7, k))
+        assert (row.engine, row.pvalue, row.statistic, row.test) == (c.result.engine, c.pvalue, c.statistic, c.test)
+    engines = {r.engine for r in res.rows}
+    if method == "monte_carlo":
+        assert engines == {"monte_carlo"}
+    elif data == "small":
+        assert engines == {"dp"}
+    elif data == "large":
+        assert engines == {"grouped"}
+
+
+def test_method_is_honoured_on_integer_pairs(pos):
+    systems = dict(list(pos.items())[:3])
+    exact = pairperm.compare_systems(systems)
+    sampled = pairperm.compare_systems(systems, method="monte_carlo", n_resamples=2000, rng=3)
+    for k, (e, s) in enumerate(zip(exact.rows, sampled.rows)):
+        assert e.engine == "grouped" and s.engine == "monte_carlo"
+        hits = s.pvalue * 2001 - 1
+        assert hits == pytest.approx(round(hits), abs=1e-6)  # (1 + hits) / (1 + K): a sampled p-value
+        c = pairperm.compare(systems[s.system_a], systems[s.system_b], method="monte_carlo", n_resamples=2000,
+                             rng=_pair_seed(3, k))
+        assert s.pvalue == c.pvalue
+    dp = pairperm.compare_systems(systems, method="dp")
+    assert {r.engine for r in dp.rows} == {"dp"}
+    for e, d in zip(exact.rows, dp.rows):
+        assert d.pvalue == pytest.approx(e.pvalue, rel=1e-9)
+
+
+def test_batch_runs_the_planned_engine_bit_for_bit():
+    rng = np.random.default_rng(4)
+    m = np.vstack([rng.integers(0, 21, (4, 60)), np.zeros((1, 60), np.int64)])
+    m[4, :] = m[0, :]  # identical systems: p = 1 without any engine
+    pairs = np.array(list(itertools.combinations(range(len(m)), 2)), dtype=np.int64)
+    for method in ("auto", "exact", "dp"):
+        *_, pvalue, _log_p, status, engine = _core.batch_grouped_pvalues(m, pairs, "two-sided", 1, method)
+        for (i, j), p, st, eng in zip(pairs, pvalue, status, engine):
+            plan = _core.plan_engine(_core.summarize_paired(m[i], m[j]), "sum", method, _core.PlanLimits())
+            assert eng == plan.engine and st == 0
+            r = pairperm.permutation_test(m[i], m[j], method=method)
+            assert p == r.pvalue
+    assert {"trivial", "dp"} <= set(_core.batch_grouped_pvalues(m, pairs, "two-sided")[5])
 
 
 # ---------------------------------------------------------------- corrections
@@ -236,6 +304,18 @@ def test_json_round_trip_and_plain_values(pos, ner):
         back = pairperm.SystemsComparison.from_json(res.to_json())
         assert back == res
         assert json.loads(res.to_json()) == d
+
+
+def test_engine_is_recorded_and_old_json_without_it_still_reads(pos):
+    res = pairperm.compare_systems(pos, "sum")
+    d = res.to_dict()
+    assert all(p["engine"] == "grouped" for p in d["pairs"])
+    assert list(res.to_frame()["engine"]) == ["grouped"] * len(res.rows)
+    for p in d["pairs"]:
+        del p["engine"]  # as saved before rows recorded the engine
+    old = pairperm.SystemsComparison.from_dict(d)
+    assert [r.engine for r in old.rows] == [""] * len(res.rows)
+    assert [r._replace(engine="grouped") for r in old.rows] == list(res.rows)
 
 
 def test_pickle_round_trip(pos):

@@ -200,10 +200,12 @@ def test_dp_refuses_hours_of_work_and_the_bound_warning_never_recommends_it(monk
     with pytest.raises(pairperm.SupportTooLargeError, match="multiply-adds"):
         pairperm.f1_test(a, b, method="dp")
     # When the exact DP is out of reach, the bound's warning does not point to it.
-    monkeypatch.setattr(_runner, "DP_LIMIT", 0.0)
-    monkeypatch.setattr(_runner, "DP_BUDGET", 0.0)
+    limits = _core.PlanLimits()
+    limits.dp_limit = limits.dp_budget = 0.0
+    monkeypatch.setattr(_runner, "LIMITS", limits)
+    effects, stat, alternative = _f1_effects_for_bound()
     with pytest.warns(pairperm.PrecisionWarning) as caught:
-        _runner._from_distribution(*_f1_effects_for_bound(), "auto", "f1_test")
+        _runner._from_distribution(effects, stat, alternative, "auto", _runner.plan(effects, "distribution", "auto"))
     assert all("method='dp'" not in str(w.message) for w in caught)
 
 

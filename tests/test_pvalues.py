@@ -243,9 +243,11 @@ def test_huge_spread_finishes_quickly_in_a_subprocess():
 def test_unaffordable_exact_fallback_reports_a_flagged_upper_bound(monkeypatch):
     a, b = separated_f1_data()
     exact = pairperm.f1_test(a, b, method="dp").pvalue
-    monkeypatch.setattr(_runner, "DP_BUDGET", 0.0)
+    limits = _core.PlanLimits()
+    limits.dp_budget = 0.0
+    monkeypatch.setattr(_runner, "LIMITS", limits)
     # F1's own route (tilted tails) never needs the bound; take the distribution route.
-    monkeypatch.setattr(RatioStatistic, "has_tilted", False)
+    monkeypatch.setattr(RatioStatistic, "kind", "distribution")
     with pytest.warns(pairperm.PrecisionWarning, match="upper bound|p <="):
         r = pairperm.f1_test(a, b)
     assert r.pvalue_is_bound and r.pvalue == _runner.FFT_NOISE_FLOOR >= exact

@@ -8,21 +8,26 @@ namespace pairperm::bindings {
 void bind_batch(py::module_& m) {
     m.def(
         "batch_grouped_pvalues",
-        [](const int_array& scores, const int_array& pairs, const std::string& alternative, unsigned n_threads) {
+        [](const int_array& scores, const int_array& pairs, const std::string& alternative, unsigned n_threads,
+           const std::string& method, const PlanLimits& limits) {
             if (scores.ndim() != 2) throw std::invalid_argument("batch_grouped_pvalues: scores must be 2-D (n_systems, N)");
             if (pairs.ndim() != 2 || pairs.shape(1) != 2)
                 throw std::invalid_argument("batch_grouped_pvalues: pairs must have shape (n_pairs, 2)");
             const Alternative alt = parse_alternative(alternative);
+            const Method how = parse_method(method);
             const auto n_systems = static_cast<std::size_t>(scores.shape(0));
             const auto n = static_cast<std::size_t>(scores.shape(1));
             const auto n_pairs = static_cast<std::size_t>(pairs.shape(0));
             std::vector<PairPValue> res(n_pairs);
             const std::int64_t *s = scores.data(), *pr = pairs.data();
             // Reads the two buffers, writes `res` only; returns once no helper touches `res`.
-            without_gil([&] { batch_grouped_pvalues(s, n_systems, n, pr, n_pairs, alt, n_threads, res.data()); });
+            without_gil(
+                [&] { batch_grouped_pvalues(s, n_systems, n, pr, n_pairs, alt, how, n_threads, res.data(), limits); });
             std::vector<std::int64_t> observed(n_pairs), n_varying(n_pairs), status(n_pairs);
             std::vector<double> pvalue(n_pairs), log_pvalue(n_pairs);
+            py::list engine(n_pairs);
             for (std::size_t p = 0; p < n_pairs; ++p) {
+                engine[p] = py::str(engine_name(res[p].engine));
                 observed[p] = res[p].observed;
                 n_varying[p] = res[p].n_varying;
                 status[p] = res[p].status;
@@ -31,11 +36,13 @@ void bind_batch(py::module_& m) {
             }
             return py::make_tuple(to_numpy(std::move(observed)), to_numpy(std::move(n_varying)),
                                   to_numpy(std::move(pvalue)), to_numpy(std::move(log_pvalue)),
-                                  to_numpy(std::move(status)));
+                                  to_numpy(std::move(status)), engine);
         },
         py::arg("scores"), py::arg("pairs"), py::arg("alternative"), py::arg("n_threads") = 0,
-        "Exact paired-permutation p-values of row pairs of an (n_systems, N) int64 matrix; returns "
-        "(observed, n_varying, pvalue, log_pvalue, status), status 1 where the pair must be rerun singly.");
+        py::arg("method") = "auto", py::arg("limits") = PlanLimits{},
+        "Paired-permutation p-values of row pairs of an (n_systems, N) int64 matrix by the planner's engine for "
+        "`method`; returns (observed, n_varying, pvalue, log_pvalue, status, engine), status 1 where the pair "
+        "must be rerun singly, engine the planner's name of what ran (or would run).");
 }
 
 }  // namespace pairperm::bindings

@@ -30,10 +30,6 @@ void bind_tests(py::module_& m) {
             return py::make_tuple(p.pvalue, p.log_pvalue);
         },
         py::arg("summary"), py::arg("alternative"));
-    m.def(
-        "grouped_pvalue_is_affordable",
-        [](const EffectSummary& s) { return grouped_pvalue_is_affordable(s); }, py::arg("summary"),
-        "Whether grouped_pvalue stays within grouped_max_window and grouped_max_work.");
     m.attr("grouped_max_window") = grouped_max_window;
     m.attr("grouped_max_work") = grouped_max_work;
     m.def(

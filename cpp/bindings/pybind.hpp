@@ -17,6 +17,7 @@
 
 #include "pairperm/distribution.hpp"
 #include "pairperm/errors.hpp"
+#include "pairperm/plan.hpp"
 
 namespace py = pybind11;
 
@@ -79,6 +80,15 @@ inline Alternative parse_alternative(const std::string& s) {
     throw std::invalid_argument("alternative must be one of 'two-sided', 'greater', 'less', got '" + s + "'");
 }
 
+inline Method parse_method(const std::string& s) {
+    if (s == "auto") return Method::automatic;
+    if (s == "exact") return Method::exact;
+    if (s == "dp") return Method::dp;
+    if (s == "fft") return Method::fft;
+    if (s == "monte_carlo") return Method::monte_carlo;
+    throw std::invalid_argument("method must be one of 'auto', 'exact', 'dp', 'fft', 'monte_carlo', got '" + s + "'");
+}
+
 // stay and swap must be 1-D arrays of the same length.
 inline std::size_t check_pair(const int_array& a, const int_array& b) {
     if (a.ndim() != 1 || b.ndim() != 1) throw std::invalid_argument("expected 1-D arrays");
@@ -96,5 +106,6 @@ void bind_runtime(py::module_& m);
 void bind_real(py::module_& m);
 void bind_intervals(py::module_& m);
 void bind_batch(py::module_& m);
+void bind_plan(py::module_& m);
 
 }  // namespace pairperm::bindings

@@ -17,8 +17,10 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "check_interrupt.hpp"
+#include "pairperm/engines.hpp"
 #include "pairperm/errors.hpp"
 #include "pairperm/local_effects.hpp"
 #include "pairperm/pvalue.hpp"
@@ -33,6 +35,8 @@ struct BatchState {
     const std::int64_t* pairs;
     std::size_t n_pairs;
     Alternative alternative;
+    Method method;
+    PlanLimits limits;
     PairPValue* out;
     std::atomic<std::size_t> next{0};
     std::mutex mutex;
@@ -43,23 +47,46 @@ struct BatchState {
     std::atomic<bool> interrupted{false};
 };
 
-PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n, Alternative alternative) {
+// The DP on the entries that vary, in their order: entries with x == y only shift S by 0,
+// and convolve_dp skips them, so this is the single-pair route's distribution bit for bit.
+PValue dp_pvalue(const std::int64_t* x, const std::int64_t* y, std::size_t n, const EffectSummary& s,
+                 Alternative alternative) {
+    std::vector<std::int64_t> stay, swap;
+    stay.reserve(static_cast<std::size_t>(s.n_varying));
+    swap.reserve(static_cast<std::size_t>(s.n_varying));
+    for (std::size_t i = 0; i < n; ++i) {
+        if (x[i] == y[i]) continue;
+        stay.push_back(x[i] - y[i]);  // cannot overflow: the summary checked the sums of |x| + |y|
+        swap.push_back(y[i] - x[i]);
+    }
+    const Distribution d = convolve_dp(stay.data(), swap.data(), stay.size());
+    return pvalue_from_distribution(d, s.observed, s.twice_mean, alternative);
+}
+
+PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n, const BatchState& st) {
     PairPValue r;
     try {
         const EffectSummary s = summarize_paired(x, y, n);
         r.observed = s.observed;
         r.n_varying = s.n_varying;
-        if (!grouped_pvalue_is_affordable(s)) {
-            r.status = 1;  // the caller's single-pair route picks another engine
-            return r;
+        const Plan plan = plan_engine(s, StatisticKind::sum, st.method, st.limits);
+        r.engine = plan.engine;
+        PValue pv;
+        switch (plan.engine) {
+            case Engine::trivial: break;  // p = 1
+            case Engine::dp: pv = dp_pvalue(x, y, n, s, st.alternative); break;
+            case Engine::grouped_tail: pv = grouped_pvalue(s, st.alternative); break;
+            default:
+                r.status = 1;  // the caller's single-pair route runs this engine
+                return r;
         }
-        const PValue pv = grouped_pvalue(s, alternative);
         r.pvalue = pv.pvalue;
         r.log_pvalue = pv.log_pvalue;
     } catch (const interrupted&) {
         throw;  // not this pair's fault: the whole call stops
     } catch (const std::exception&) {
-        // Only this pair is affected; the caller reruns it where errors are reported.
+        // Only this pair is affected (an engine declined, or the sums would overflow): the
+        // caller reruns it where the fallback runs or the error is reported.
         r = PairPValue{};
         r.status = 1;
     }
@@ -77,7 +104,7 @@ void work(BatchState& st) {
         } else {
             try {
                 detail::check_interrupt();  // polls on the calling thread only
-                st.out[p] = one_pair(x, y, st.n, st.alternative);
+                st.out[p] = one_pair(x, y, st.n, st);
             } catch (const interrupted&) {
                 st.out[p].status = 1;
                 st.interrupted.store(true, std::memory_order_relaxed);
@@ -94,8 +121,8 @@ void work(BatchState& st) {
 }  // namespace
 
 void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
-                           const std::int64_t* pairs, std::size_t n_pairs, Alternative alternative,
-                           unsigned n_threads, PairPValue* out) {
+                           const std::int64_t* pairs, std::size_t n_pairs, Alternative alternative, Method method,
+                           unsigned n_threads, PairPValue* out, const PlanLimits& limits) {
     for (std::size_t p = 0; p < 2 * n_pairs; ++p) {
         if (pairs[p] < 0 || static_cast<std::size_t>(pairs[p]) >= n_systems)
             throw std::invalid_argument("batch_grouped_pvalues: system index " + std::to_string(pairs[p]) +
@@ -108,6 +135,8 @@ void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, st
     st->pairs = pairs;
     st->n_pairs = n_pairs;
     st->alternative = alternative;
+    st->method = method;
+    st->limits = limits;
     st->out = out;
     unsigned threads = detail::resolve_threads(n_threads);
     threads = static_cast<unsigned>(std::min<std::size_t>(threads, n_pairs));

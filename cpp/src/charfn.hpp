@@ -24,6 +24,15 @@ ReducedLaw reduce(const EffectSummary& s);
 // Half-width t with 2 exp(-2 t^2 / V) <= exp(log_eps): Hoeffding for S' about its mean.
 double hoeffding_halfwidth(double variance_range, double log_eps);
 
+// For a tail probability only the tilted pmf near the observed value matters: the tilted
+// window is cut where Hoeffding's bound is 1e-40, and what aliases in from outside is harmless.
+constexpr double log_tilted_window_eps = -92.1034037197618;  // log(1e-40)
+
+// Spectrum values below e^-50 are dropped: together they move any pmf entry by less than
+// e^-50 ~ 2e-22, far below the inverse FFT's own round-off (~1e-16 of the peak). This keeps
+// the work near the frequencies that matter (|w| < ~10 / sigma).
+constexpr double log_negligible_spectrum = -50.0;
+
 // The tilt theta > 0 whose tilted mean sum c k' q(theta k') is s (top/2 < s < top), and the
 // tilted mean reached: the saddlepoint of the upper tail P[S' >= s].
 struct Tilt {

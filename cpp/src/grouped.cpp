@@ -50,10 +50,7 @@ struct TiltedGroup {
     double sign;        // imaginary sign of the residual factor
 };
 
-// Spectrum values below e^-50 are dropped: together they move any pmf entry by less
-// than e^-50 ~ 2e-22, far below the inverse FFT's own round-off (~1e-16 of the peak).
-// This keeps the work near the frequencies that matter (|w| < ~10 / sigma).
-constexpr double log_negligible = -50.0;
+constexpr double log_negligible = log_negligible_spectrum;
 
 // Phase 1. Factor e^{-i w k'} out of every group with q > 1/2 (an exact integer shift,
 // returned mod M) so each residual factor (1 - r) + r e^{-+ i w k'} has r <= 1/2 and a

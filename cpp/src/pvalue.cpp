@@ -94,9 +94,7 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
     const auto sd = static_cast<double>(s);
     const detail::Tilt tilt = detail::tilt_for_mean(law, sd);
     const double theta = tilt.theta, center = tilt.mean;
-    // For p-values only the tilted pmf near s matters; aliasing below 1e-40 of it is harmless.
-    constexpr double log_alias = -92.1034037197618;  // log(1e-40)
-    const double t = detail::hoeffding_halfwidth(law.variance_range, log_alias);
+    const double t = detail::hoeffding_halfwidth(law.variance_range, detail::log_tilted_window_eps);
     const auto w_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(center - t)));
     const auto w_hi = std::min<std::int64_t>(law.top, static_cast<std::int64_t>(std::ceil(center + t)));
     std::size_t M = static_cast<std::size_t>(w_hi - w_lo + 1);
@@ -245,14 +243,13 @@ double log_upper_tail(const EffectSummary& summary, std::int64_t s) {
 
 bool grouped_pvalue_is_affordable(const EffectSummary& summary) {
     const detail::ReducedLaw law = detail::reduce(summary);
-    constexpr double log_alias = -92.1034037197618;  // log(1e-40), the tilted window's level
     // Conditioning on a few wide groups leaves only the narrow ones to transform.
     std::vector<Group> groups;
     const std::size_t first_wide = wide_split(law, groups);
     double variance = 0;
     for (std::size_t i = 0; i < first_wide; ++i)
         variance += static_cast<double>(groups[i].count) * static_cast<double>(groups[i].k) * static_cast<double>(groups[i].k);
-    const double window = 2.0 * detail::hoeffding_halfwidth(variance, log_alias) + 1.0;
+    const double window = 2.0 * detail::hoeffding_halfwidth(variance, detail::log_tilted_window_eps) + 1.0;
     const double work_groups = std::max<double>(1.0, static_cast<double>(law.groups.size()));
     return window <= grouped_max_window && window / 2.0 * work_groups <= grouped_max_work;
 }

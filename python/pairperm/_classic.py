@@ -8,16 +8,15 @@ with ties, so the exact null needs no normal approximation at any N.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal, Optional
 
 import numpy as np
 
-from . import _core
+from . import _core, _runner
 from ._effects import LocalEffects
 from ._errors import SupportTooLargeError
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
-from ._runner import monte_carlo_options, run
+from ._runner import monte_carlo_options, plan, run
 from ._statistics import SumStatistic
 from ._validation import (
     N_RESAMPLES,
@@ -36,15 +35,6 @@ __all__ = ["mcnemar_test", "sign_test", "wilcoxon_test"]
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 WILCOXON_METHODS = ("auto", "exact", "monte_carlo")
 
-# Cost model of method="auto" (measured on one core): the grouped engine's tilted tail runs
-# in ~130 ns per unit of `_grouped_work` (its window/2 frequencies, times the fraction its
-# per-group filter keeps, times up to 64 groups before the early exit): it is used while
-# that is below ~15 ms. Otherwise the band-limited inversion, ~6 ns per (in-band
-# frequency, group) pair plus one FFT of 4-32 x max(rank) points: ~0.25 s at N = 10^5.
-EXACT_AUTO_WORK = 1e5
-BAND_MAX_WORK = 1e8
-
-
 def _sign_flip_effects(effect: np.ndarray) -> LocalEffects:
     """S = sum of +-effect[n], s_obs = sum(effect): every test here is this structured sum."""
     return LocalEffects.from_arrays(effect, -effect)
@@ -54,10 +44,11 @@ def _sign_flip_effects(effect: np.ndarray) -> LocalEffects:
 _NEVER_SAMPLED = monte_carlo_options(N_RESAMPLES, None, None, "sign_test")
 
 
-def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[float, float]:
+def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[float, float, str]:
+    """(p, log p, the engine that ran)."""
     effects = _sign_flip_effects(effect)
     r = run(effects, SumStatistic(effects), alternative=alternative, method="auto", func=func, mc=_NEVER_SAMPLED)
-    return r.pvalue, r.log_pvalue
+    return r.pvalue, r.log_pvalue, r.engine
 
 
 def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> McNemarResult:
@@ -100,8 +91,8 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
             raise ValueError(f"{func}: {name} must hold 0/1 (or bool) outcomes; got {arr[i]} at index {i}")
     d = a - b
     n_a, n_b = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-    p, log_p = _sign_flip_pvalue(d, alternative, func)
-    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b)
+    p, log_p, engine = _sign_flip_pvalue(d, alternative, func)
+    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine)
 
 
 def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> SignTestResult:
@@ -132,7 +123,7 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     check_same_length(xa, ya, "x", "y", func)
     s = _signs(xa, ya)
     n_pos, n_neg = int(np.count_nonzero(s > 0)), int(np.count_nonzero(s < 0))
-    p, log_p = _sign_flip_pvalue(s, alternative, func)
+    p, log_p, _ = _sign_flip_pvalue(s, alternative, func)
     return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg)
 
 
@@ -198,27 +189,8 @@ def _signed_ranks(xa: np.ndarray, ya: np.ndarray, zero_method: str) -> tuple[np.
     return effect, r_plus, r_minus
 
 
-def _grouped_work(effects: LocalEffects) -> float:
-    """Estimated (frequency, group) pairs of the grouped engine's tilted tail."""
-    s = effects.summary
-    g = int(s.k_gcd) or 1
-    groups = [(int(k) // g, int(c)) for k, c in s.groups]
-    if not groups:
-        return 0.0
-    variance = float(sum(c * k * k for k, c in groups))
-    window = 2.0 * math.sqrt(variance * (math.log(2.0) + 92.1034037197618) / 2.0) + 1.0
-    # Its per-group filter keeps only frequencies near multiples of 1/k for a group whose
-    # count makes its factor decay fast: a fraction ~2 delta + k / window.
-    keep = 1.0
-    for k, c in groups:
-        tau = -math.expm1(-100.0 / c)
-        if tau < 1.0:
-            keep = min(keep, 2.0 * math.asin(math.sqrt(tau)) / math.pi + k / window)
-    return window / 2.0 * keep * min(len(groups), 64)
-
-
 def _band(effects: LocalEffects, alternative: str, func: str) -> tuple[float, float, float]:
-    done, p, log_p, error, work = _core.band_pvalue(effects.summary, alternative, BAND_MAX_WORK)
+    done, p, log_p, error, work = _core.band_pvalue(effects.summary, alternative, _runner.LIMITS.band_max_work)
     if not done:
         raise SupportTooLargeError(
             f"{func}: the band-limited inversion would need ~{work:.2g} group evaluations (the ranks leave "
@@ -306,7 +278,8 @@ def wilcoxon_test(
     effect, r_plus, r_minus = _signed_ranks(xa, ya, zero_method)
     statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
     effects = _sign_flip_effects(effect)
-    if method == "auto" and _grouped_work(effects) > EXACT_AUTO_WORK:
+    # Under "auto" the planner hands widely spread ranks to the band-limited inversion.
+    if plan(effects, "signed_rank_sum", method).engine == "band":
         p, log_p, error = _band(effects, alternative, func)
         return WilcoxonResult(statistic, p, log_p, alternative, "fourier", zero_method, r_plus, r_minus,
                               pvalue_error=error)

@@ -112,13 +112,43 @@ def real_sample_t(
 def clopper_pearson(hits: int, n: int, confidence: float) -> tuple[float, float]: ...
 def regularized_beta(a: int, b: int, x: float) -> float: ...
 
+# The engine planner (cpp/bindings/bind_plan.cpp, cpp/include/pairperm/plan.hpp)
+class PlanLimits:
+    dp_budget: float
+    dp_limit: float
+    max_listed_entries: int
+    small_dp_cost: float
+    small_dp_entries: int
+    exact_auto_work: float
+    band_max_work: float
+    def __init__(self) -> None: ...
+
+class Plan:
+    @property
+    def engine(self) -> str: ...
+    @property
+    def fallback(self) -> str: ...
+    @property
+    def below_noise_floor(self) -> str: ...
+    @property
+    def dp_within_limit(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def dp_cost(self) -> float: ...
+
+def plan_engine(summary: EffectSummary | MultiSummary, kind: str, method: str, limits: PlanLimits) -> Plan: ...
+def grouped_tail_work(summary: EffectSummary) -> float: ...
+
+fft_noise_floor: float
+
 # Many pairs of systems at once (cpp/bindings/bind_batch.cpp)
 def batch_grouped_pvalues(
-    scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0
+    scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0, method: str = "auto",
+    limits: PlanLimits = ...,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64],
-           npt.NDArray[np.int64]]: ...
+           npt.NDArray[np.int64], list[str]]: ...
 
 # What grouped_pvalue takes on unasked (cpp/include/pairperm/pvalue.hpp)
 grouped_max_window: float
 grouped_max_work: float
-def grouped_pvalue_is_affordable(summary: EffectSummary) -> bool: ...

@@ -185,6 +185,9 @@ class McNemarResult(_Result):
     alternative : str
     n_a_only, n_b_only : int
         The two discordant counts of the 2x2 table.
+    engine : str
+        What computed the p-value, as in :class:`PermutationTestResult` (``"dp"`` for few
+        discordant entries, ``"grouped"`` otherwise).
 
     Examples
     --------
@@ -200,6 +203,7 @@ class McNemarResult(_Result):
     alternative: str
     n_a_only: int
     n_b_only: int
+    engine: str = ""
 
     _shown: ClassVar[tuple[str, ...]] = ("statistic", "pvalue", "log_pvalue", "alternative", "n_a_only", "n_b_only")
 

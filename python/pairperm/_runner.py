@@ -19,7 +19,7 @@ from . import _core
 from ._effects import LocalEffects
 from ._errors import SupportTooLargeError, warn_caller
 from ._results import PermutationTestResult
-from ._statistics import RealSumStatistic, SumStatistic, TiltNotCertified
+from ._statistics import RealSumStatistic, TiltNotCertified
 from ._stats import clopper_pearson, excludes
 from ._validation import (
     MAX_RESAMPLES,
@@ -30,24 +30,16 @@ from ._validation import (
     seed_from_rng,
 )
 
-__all__ = ["MonteCarloOptions", "block_seed", "monte_carlo", "monte_carlo_options", "run"]
+__all__ = ["LIMITS", "MonteCarloOptions", "block_seed", "monte_carlo", "monte_carlo_options", "plan", "run"]
 
-# An FFT-computed pmf has absolute error ~1e-16 of its peak per entry (measured: 2-D F1
-# auto vs dp agree to 3.4e-15 at N <= 300); a p-value summed from it below this is noise.
-FFT_NOISE_FLOOR = 1e-12
-# Multiply-adds of the exact DP spent, unasked, to resolve such a p-value (~2 s).
-DP_BUDGET = 4e9
-# Above this the DP would run for hours (0.55 ns a multiply-add): refused, never recommended.
-DP_LIMIT = 1e12
-# Up to this many varying entries the 2^n states are simply listed (64 MiB of int64 sums).
-ENUMERATE_MAX = 22
-# Small inputs with many distinct differences (Wilcoxon's ranks: one group per entry) defeat
-# the grouped engine's frequency filter, while the DP is tiny: measured 0.04 ms (DP) vs 3.2 ms
-# (grouped) at N = 50 distinct ranks, 4.8 ms vs 75 ms at N = 200. Below this DP cost, with
-# groups of fewer than ~8 entries on average, the DP runs instead; the entry limit keeps every
-# p-value (>= 2^-n) representable, so nothing needs log space.
-SMALL_DP_COST = 1e8
-SMALL_DP_ENTRIES = 900
+# The engine planner's limits (the core's defaults, in pairperm/plan.hpp): every exact route
+# asks the core which engine to run. Tests swap in other limits to exercise a route.
+LIMITS = _core.PlanLimits()
+# A p-value summed from an FFT-computed pmf below this is round-off.
+FFT_NOISE_FLOOR = _core.fft_noise_floor
+# The name a result reports (``engine``) for each engine the planner picks.
+RESULT_ENGINE = {"trivial": "enumeration", "dp": "dp", "fft": "fft", "grouped_tail": "grouped",
+                 "grouped_distribution": "grouped", "enumeration": "enumeration", "monte_carlo": "monte_carlo"}
 # Resamples per sampler call. Fixed (not tuned to the data) so that one seed draws the same
 # resamples whichever test asks; smaller only when m is so large that a block of sums
 # would not fit in ~32 MiB.
@@ -96,6 +88,12 @@ class MonteCarloEstimate:
     stopped_early: bool
 
 
+def plan(effects: LocalEffects, kind: str, method: str) -> Any:
+    """The core planner's choice for integer local effects: `kind` is a statistic's ``kind``
+    ("sum", "signed_rank_sum", "tail", "distribution")."""
+    return _core.plan_engine(effects.summary, kind, method, LIMITS)
+
+
 def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func: str,
         mc: MonteCarloOptions, result_type: type = PermutationTestResult) -> Any:
     """Run one test: `method` is "auto", "exact", "dp", "fft" or "monte_carlo"."""
@@ -108,9 +106,9 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
         )
     if effects.is_real:
         return _real(effects, stat, alternative, method, func, mc, result_type)
-    exact = _exact(effects, stat, alternative, method, func)
+    exact = _exact(effects, stat, alternative, plan(effects, stat.kind, method), func)
     if exact is None:
-        return _beyond_exact_engines(effects, stat, alternative, method, func, mc, result_type)
+        return _real_valued_sum(effects, stat, alternative, method, func, mc, result_type)
     p, log_p, engine, bound = exact
     null_engine = engine if engine in ("dp", "fft") else "auto"
     return result_type(
@@ -133,75 +131,72 @@ def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func:
         engine = "meet_in_the_middle" if r.method == "exact" else r.method
         return result_type(**done, pvalue=r.pvalue, log_pvalue=r.log_pvalue, engine=engine,
                            n_resamples=r.n_resamples, pvalue_ci=r.pvalue_ci)
-    if effects.n_varying > ENUMERATE_MAX:
+    if effects.n_varying > LIMITS.max_listed_entries:
         raise SupportTooLargeError(
             f"{func}: exact computation for a statistic of real-valued effects lists all 2^n states and is limited "
-            f"to n <= {ENUMERATE_MAX} varying entries; got {effects.n_varying}; use method='monte_carlo'"
+            f"to n <= {LIMITS.max_listed_entries} varying entries; got {effects.n_varying}; use method='monte_carlo'"
         )
     p = _enumerate(effects, stat, alternative)
     return result_type(**done, pvalue=p, log_pvalue=math.log(p) if p > 0 else -math.inf, engine="enumeration")
 
 
-def _beyond_exact_engines(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
-                          mc: MonteCarloOptions, result_type: type) -> Any:
-    """Integer effects too widely spread for the grouped engine and too many to list: the sum
-    goes to the real-valued engine, exact in float64 while sum |stay - swap| < 2^53 (meet in
-    the middle up to 40 varying entries, tilted importance sampling beyond: `engine` says
-    which); other statistics have only Monte Carlo left."""
-    if isinstance(stat, SumStatistic) and float(effects.summary.k_sum) < 2**53:
-        real = LocalEffects.real(effects.stay.astype(np.float64), effects.swap.astype(np.float64))
-        r = _real(real, RealSumStatistic(real, 0.0), alternative, method, func, mc, result_type)
-        return dataclasses.replace(r, statistic=stat.value)
+def _real_valued_sum(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
+                     mc: MonteCarloOptions, result_type: type) -> Any:
+    """Integer effects too widely spread for the grouped engine and too many to list: the
+    planner hands the sum to the real-valued engine, exact in float64 for them (meet in the
+    middle up to 40 varying entries, tilted importance sampling beyond: `engine` says which)."""
+    real = LocalEffects.real(effects.stay.astype(np.float64), effects.swap.astype(np.float64))
+    r = _real(real, RealSumStatistic(real, 0.0), alternative, method, func, mc, result_type)
+    return dataclasses.replace(r, statistic=stat.value)
+
+
+def _exact(effects: LocalEffects, stat: Any, alternative: str, plan: Any, func: str) -> Optional[tuple]:
+    """(p, log p, engine that ran, whether p is only a bound) by the planner's engine, or None
+    where it hands the sum over to the real-valued engine."""
+    engine = plan.engine
+    if engine == "grouped_tail":
+        try:
+            p, log_p = stat.tilted(alternative)
+            return p, log_p, "grouped", False
+        except SupportTooLargeError:
+            engine = plan.fallback  # the tilted window did not fit after all
+        except TiltNotCertified:
+            return _from_distribution(effects, stat, alternative, "auto", plan)
+    elif engine == "grouped_distribution":
+        try:
+            return _from_distribution(effects, stat, alternative, "auto", plan)
+        except SupportTooLargeError:
+            engine = plan.fallback
+    if engine == "trivial":
+        return 1.0, 0.0, RESULT_ENGINE[engine], False
+    if engine in ("dp", "fft"):
+        return _from_distribution(effects, stat, alternative, engine, plan)
+    if engine == "enumeration":
+        p = _enumerate(effects, stat, alternative)
+        return p, (math.log(p) if p > 0 else -math.inf), "enumeration", False
+    if engine == "real_valued":
+        return None
+    if plan.reason == "dp_too_costly":
+        raise SupportTooLargeError(
+            f"{func}: method='dp' would need ~{plan.dp_cost:.2g} multiply-adds (hours or more); use "
+            "method='auto' or method='monte_carlo'"
+        )
     raise SupportTooLargeError(
         f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
         f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
     )
 
 
-def _exact(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str) -> Optional[tuple]:
-    """(p, log p, engine that ran, whether p is only a bound), or None when "auto"/"exact"
-    find every exact engine out of reach."""
-    if method in ("auto", "exact"):
-        if effects.n_varying == 0:
-            return 1.0, 0.0, "enumeration", False
-        if stat.has_tilted and _dp_is_cheaper(effects):
-            return _from_distribution(effects, stat, alternative, "dp", func)
-        if stat.has_tilted and _tilted_is_affordable(effects):
-            try:
-                p, log_p = stat.tilted(alternative)
-                return p, log_p, "grouped", False
-            except SupportTooLargeError:
-                pass
-            except TiltNotCertified:
-                return _from_distribution(effects, stat, alternative, "auto", func)
-        if not stat.has_tilted and _distribution_is_affordable(effects):
-            try:
-                return _from_distribution(effects, stat, alternative, "auto", func)
-            except SupportTooLargeError:
-                pass
-        if effects.n_varying <= ENUMERATE_MAX:
-            p = _enumerate(effects, stat, alternative)
-            return p, (math.log(p) if p > 0 else -math.inf), "enumeration", False
-        return None
-    if method == "dp" and effects.dp_cost() > DP_LIMIT:
-        raise SupportTooLargeError(
-            f"{func}: method='dp' would need ~{effects.dp_cost():.2g} multiply-adds (hours or more); use "
-            "method='auto' or method='monte_carlo'"
-        )
-    return _from_distribution(effects, stat, alternative, method, func)
-
-
-def _from_distribution(effects: LocalEffects, stat: Any, alternative: str, engine: str, func: str) -> tuple:
+def _from_distribution(effects: LocalEffects, stat: Any, alternative: str, engine: str, plan: Any) -> tuple:
     dist = effects.distribution(engine)
     p = stat.from_distribution(dist, alternative)
     if engine == "dp" or p >= FFT_NOISE_FLOOR:
         return p, (math.log(p) if p > 0 else -math.inf), ("grouped" if engine == "auto" else engine), False
     # Below the FFT's round-off: the DP's relative accuracy resolves it when affordable.
-    cost = effects.dp_cost()
-    if cost <= DP_BUDGET:
+    if plan.below_noise_floor == "dp":
         p = stat.from_distribution(effects.distribution("dp"), alternative)
         return p, (math.log(p) if p > 0 else -math.inf), "dp", False
-    if cost <= DP_LIMIT:
+    if plan.dp_within_limit:
         warn_caller(
             "the p-value is below the FFT engine's round-off (1e-12) and its exact recomputation exceeds the "
             "unasked budget; reporting p <= 1e-12 (pvalue_is_bound=True). method='dp' computes the exact value.",
@@ -212,45 +207,6 @@ def _from_distribution(effects: LocalEffects, stat: Any, alternative: str, engin
             "reporting p <= 1e-12 (pvalue_is_bound=True).",
         )
     return FFT_NOISE_FLOOR, math.log(FFT_NOISE_FLOOR), ("grouped" if engine == "auto" else engine), True
-
-
-def _hoeffding_halfwidth(variance_range: float, log_eps: float) -> float:
-    return math.sqrt(variance_range * (math.log(2.0) - log_eps) / 2.0)
-
-
-def _reduced_groups(effects: LocalEffects) -> tuple[list, int]:
-    groups = [(int(k), int(c)) for k, c in effects.summary.groups]
-    g = int(effects.summary.k_gcd) or 1
-    return [(k // g, c) for k, c in groups], g
-
-
-def _dp_is_cheaper(effects: LocalEffects) -> bool:
-    n = effects.n_varying
-    if not (effects.one_d and 0 < n <= SMALL_DP_ENTRIES and effects.dp_cost() <= SMALL_DP_COST):
-        return False
-    return 8 * len(effects.summary.groups) >= n
-
-
-def _tilted_is_affordable(effects: LocalEffects) -> bool:
-    """Cost model of the grouped engine's tilted tail (1-D in the core; 2-D ratio tails use
-    boxes no larger than the distribution's)."""
-    if not effects.one_d:
-        return _distribution_is_affordable(effects)
-    return effects.one_d and bool(_core.grouped_pvalue_is_affordable(effects.summary))
-
-
-def _distribution_is_affordable(effects: LocalEffects) -> bool:
-    """Whether the grouped engine's full distribution stays within what auto takes on."""
-    if effects.one_d:
-        groups, _ = _reduced_groups(effects)
-        variance = float(sum(c * k * k for k, c in groups))
-        window = min(2.0 * _hoeffding_halfwidth(variance, math.log(1e-320)) + 1.0, float(effects.summary.k_sum) + 1)
-        return window <= _core.grouped_max_window and window / 2.0 * max(1, len(groups)) <= _core.grouped_max_work
-    box = 1.0
-    for j, width in enumerate(effects.span()):
-        variance = float(sum(c * float(d[j]) ** 2 for d, c in effects.summary.groups))
-        box *= min(float(width), 2.0 * _hoeffding_halfwidth(variance, math.log(1e-40)) + 1.0)
-    return box <= _core.grouped_max_window
 
 
 def enumerate_states(effects: LocalEffects) -> np.ndarray:

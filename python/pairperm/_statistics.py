@@ -4,6 +4,7 @@ A statistic answers three questions about the local effects it was built for: it
 observed value, the p-value summed over a null distribution, and how many of a block of
 sampled (or enumerated) sums are at least as extreme. Some also have an exact tail
 route that needs no distribution at all (the grouped engine with exponential tilting).
+Its ``kind`` tells the core's engine planner which routes it has.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class SumStatistic:
         self.value: int = int(effects.summary.observed)
         self._twice_mean = int(effects.summary.twice_mean)
 
-    has_tilted = True
+    kind = "sum"
 
     def tilted(self, alternative: str) -> tuple[float, float]:
         p, log_p = _core.grouped_pvalue(self._summary, alternative)
@@ -71,7 +72,7 @@ class RatioStatistic:
         self._increasing = increasing_in_s
         self._summary = summary
 
-    has_tilted = True
+    kind = "tail"
 
     def tilted(self, alternative: str) -> tuple[float, float]:
         if self._increasing:
@@ -110,7 +111,7 @@ class CallableStatistic:
         # Integer statistics are compared exactly: a float slack would let 4e12 - 3 tie with 4e12.
         self._slack = 0.0 if h_obs.dtype.kind in "iu" else rtol * abs(self.value)
 
-    has_tilted = False
+    kind = "distribution"
 
     def _extreme(self, points: np.ndarray, alternative: str) -> np.ndarray:
         h = apply_vectorised(self._fn, points[:, 0] if self._one_d else points, len(points), self._func)
@@ -147,8 +148,6 @@ class RealSumStatistic:
     ``tol = rtol * sum(|stay| + |swap|)`` (over the entries that vary) of the observed one
     tie, identically in every route: exact enumeration, tilted importance sampling and
     plain Monte Carlo all compare against the same thresholds in the core."""
-
-    has_tilted = False
 
     def __init__(self, effects: LocalEffects, rtol: float) -> None:
         self._stay = np.ascontiguousarray(effects.stay, dtype=np.float64)

@@ -1,8 +1,10 @@
 """compare_systems(): every pair of many systems, each with the test compare() runs, corrected
 for multiple testing, reported the way evaluation papers print it.
 
-Integer-sum metrics (accuracy and friends) go to one C++ batch over a score matrix (exact
-grouped p-values on C++ threads); the other metrics run compare() per pair on a thread pool.
+Integer-sum metrics (accuracy and friends) go to one C++ batch over a score matrix, which runs
+the engine the core's planner picks for each pair (as compare() does) on C++ threads; the
+other metrics, and pairs whose engine the batch does not run, run compare() per pair on a
+thread pool.
 Any concurrent.futures.Executor spreads the pairs over processes or machines in chunks that
 ship each needed system once per chunk.
 """
@@ -23,10 +25,11 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core
+from . import _core, _runner
 from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
 from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, compare
-from ._results import _fmt
+from ._permutation import TEST_METHODS
+from ._results import WilcoxonResult, _fmt
 from ._validation import (
     Alternative,
     apply_vectorised,
@@ -40,6 +43,9 @@ from ._validation import (
 
 # Metrics whose per-entry input is one real number per entry.
 _PER_ENTRY_REAL = (*REAL_MEANS, "perplexity")
+# Methods of the integer-sum pairs that the C++ batch plans; sampled p-values are drawn per pair
+# with the pair's own seed, by compare().
+_BATCH_METHODS = tuple(m for m in TEST_METHODS if m != "monte_carlo")
 
 __all__ = ["CORRECTIONS", "SystemPair", "SystemsComparison", "compare_systems", "multipletests"]
 
@@ -58,7 +64,9 @@ _ADJUSTED_NAMES = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted",
 
 
 class SystemPair(NamedTuple):
-    """One compared pair: A against B (``statistic`` and ``pvalue`` as ``compare(A, B)``)."""
+    """One compared pair: A against B (``statistic``, ``pvalue``, ``test`` and ``engine`` as
+    ``compare(A, B)``; ``engine`` is what ran inside the test, e.g. ``"dp"``, ``"grouped"`` or
+    ``"monte_carlo"``, empty in results saved before it was recorded)."""
 
     system_a: str
     system_b: str
@@ -69,6 +77,7 @@ class SystemPair(NamedTuple):
     pvalue_adjusted: float
     significant: bool
     test: str
+    engine: str = ""
 
 
 # ---------------------------------------------------------------- multiple testing
@@ -246,7 +255,7 @@ class SystemsComparison:
             names=tuple(s["name"] for s in systems),
             metric=d["metric"],
             metric_values=tuple(s["metric"] for s in systems),
-            rows=tuple(SystemPair(**r) for r in d["pairs"]),
+            rows=tuple(SystemPair(**r) for r in d["pairs"]),  # results saved without `engine` get ""
             alternative=d["alternative"],
             correction=d["correction"],
             alpha=d["alpha"],
@@ -513,21 +522,30 @@ def _plain(v: Any) -> Union[int, float]:
     return float(v)
 
 
+def _engine_of(result: Any) -> str:
+    """What ran inside a test: its engine, or for the Wilcoxon test its route ("exact",
+    "fourier", "monte_carlo"); the bootstrap has only itself."""
+    if isinstance(result, WilcoxonResult):
+        return result.method
+    return str(getattr(result, "engine", "bootstrap"))
+
+
 def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternative, options: dict) -> list:
-    """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, test) tuples."""
+    """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, test, engine) tuples."""
     out = []
     for k, i, j, seed in tasks:
         opts = dict(options)
         if seed is not None:
             opts["rng"] = seed
         r = compare(arrays[i], arrays[j], metric, alternative=alternative, **opts)
-        out.append((k, _plain(r.statistic), float(r.pvalue), str(r.test)))
+        out.append((k, _plain(r.statistic), float(r.pvalue), str(r.test), _engine_of(r.result)))
     return out
 
 
-def _batch_worker(matrix: np.ndarray, pairs: np.ndarray, alternative: str, n_threads: int) -> tuple:
-    """The C++ batch on a sub-matrix of systems; plain NumPy arrays back."""
-    return tuple(_core.batch_grouped_pvalues(matrix, pairs, alternative, n_threads))
+def _batch_worker(matrix: np.ndarray, pairs: np.ndarray, alternative: str, method: str, n_threads: int) -> tuple:
+    """The C++ batch on a sub-matrix of systems, planned with this process's limits (those of
+    its compare()); plain NumPy arrays and engine names back."""
+    return tuple(_core.batch_grouped_pvalues(matrix, pairs, alternative, n_threads, method, _runner.LIMITS))
 
 
 # ---------------------------------------------------------------- progress
@@ -693,9 +711,10 @@ def compare_systems(
         Row names of an array input; for a mapping or DataFrame, the systems to compare (by
         name) and their order.
     **options
-        Passed on to :func:`pairperm.compare` (``n_resamples``, ``rng``, ...). An ``rng``
-        (int seed or Generator) seeds every pair deterministically from the pair's index, so
-        seeded runs repeat exactly whatever `n_jobs` or `executor`.
+        Passed on to :func:`pairperm.compare` (``method``, ``n_resamples``, ``rng``): every pair
+        gets the test, engine and p-value compare() gives it. An ``rng`` (int seed or
+        Generator) seeds every pair deterministically from the pair's index, so seeded runs
+        repeat exactly whatever `n_jobs` or `executor`.
 
     Returns
     -------
@@ -713,7 +732,7 @@ def compare_systems(
       system_a  system_b    metric_a    metric_b    statistic      pvalue    adjusted  sig  test
       A         B                 56          43           13      0.0625       0.125       permutation_test
       A         C                 56          58           -2         0.5         0.5       permutation_test
-      B         C                 43          58          -15     0.01563     0.04688   *   permutation_test
+      B         C                 43          58          -15     0.01562     0.04688   *   permutation_test
     >>> res.wins()
     {'A': [], 'B': [], 'C': ['B']}
     >>> b = pairperm.compare_systems(scores, metric="sum", baseline="B", correction=None)
@@ -723,13 +742,13 @@ def compare_systems(
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
                                                           n_jobs, executor, options)
     pairs = _pairs(sys_names, baseline)
-    statistic, pvalue, test = _run_all(arrays, sys_names, pairs, metric, alternative, options, root, n_jobs, executor,
-                                       progress)
+    statistic, pvalue, test, engine = _run_all(arrays, sys_names, pairs, metric, alternative, options, root, n_jobs,
+                                               executor, progress)
     adjusted = multipletests(pvalue, correction)
     values = [_metric_value(metric, a) for a in arrays]
     rows = tuple(
         SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
-                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k])
+                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k], engine[k])
         for k, (i, j) in enumerate(pairs.tolist())
     )
     return SystemsComparison(
@@ -795,11 +814,13 @@ def _pairs(sys_names: list, baseline: Any) -> np.ndarray:
 
 def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alternative: Any, options: dict,
              root: Any, n_jobs: Optional[int], executor: Any, progress: Any) -> tuple:
-    """(statistic, pvalue, test) per pair: integer sums in the C++ batch, the rest through compare()."""
+    """(statistic, pvalue, test, engine) per pair: integer sums in the C++ batch, the rest through compare()."""
     n, n_pairs = len(sys_names), len(pairs)
+    method = options.get("method", "auto")
     # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems),
-    # whose test is the exact permutation test (McNemar on 0/1 data has the same p-value).
-    integral = [not callable(metric) and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
+    # whose test is the paired-permutation test (McNemar on 0/1 data under "auto" is the same test).
+    integral = [not callable(metric) and method in _BATCH_METHODS
+                and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
                 for a in arrays]
     # Integers, so min >= 0 and max <= 1 is "all 0/1" (compare() checks the same) in two reductions.
     binary = [ok and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
@@ -808,6 +829,7 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
     statistic: list = [None] * n_pairs
     pvalue = np.full(n_pairs, np.nan)
     test: list = [None] * n_pairs
+    engine: list = [None] * n_pairs
     prog = _Progress(progress, n_pairs)
     try:
         rest = list(np.flatnonzero(~in_batch))
@@ -819,30 +841,31 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
                 if integral[i] else np.zeros(len(arrays[0]), np.int64)
                 for i in range(n)
             ])
-            rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, n_jobs, executor, prog,
-                               statistic, pvalue, test)
+            rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, method, n_jobs, executor, prog,
+                               statistic, pvalue, test, engine)
         if rest:
             _run_pairs(arrays, pairs, sorted(rest), metric, alternative, options, root, n_jobs, executor, prog,
-                       statistic, pvalue, test)
+                       statistic, pvalue, test, engine)
     finally:
         prog.close()
-    return statistic, pvalue, test
+    return statistic, pvalue, test, engine
 
 
 def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: Alternative,
-               n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
-               statistic: list, pvalue: np.ndarray, test: list) -> list:
-    """Exact p-values of the integer-sum pairs `idx`; returns the pairs to rerun singly."""
+               method: str, n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
+               statistic: list, pvalue: np.ndarray, test: list, engine: list) -> list:
+    """p-values of the integer-sum pairs `idx` by the planner's engine; returns the pairs to rerun singly."""
     redo: list = []
 
     def store(sub: np.ndarray, res: tuple) -> None:
-        observed, n_varying, pv, _log_pv, status = res
+        observed, n_varying, pv, _log_pv, status, planned = res
         for t, k in enumerate(sub.tolist()):
             if status[t]:
                 redo.append(k)
                 continue
             i, j = pairs[k]
-            if binary[i] and binary[j]:
+            engine[k] = _runner.RESULT_ENGINE[planned[t]]
+            if method == "auto" and binary[i] and binary[j]:
                 # compare() runs McNemar here; its statistic is the count of entries only A got right.
                 statistic[k] = int((n_varying[t] + observed[t]) // 2)
                 test[k] = "mcnemar_test"
@@ -858,7 +881,7 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
         step = max(16, int(_BATCH_CALL_SECONDS * threads / per_pair))
         for start in range(0, idx.size, step):
             sub = idx[start:start + step]
-            store(sub, _batch_worker(matrix, pairs[sub], alternative, n_jobs or 0))
+            store(sub, _batch_worker(matrix, pairs[sub], alternative, method, n_jobs or 0))
         return redo
 
     futures = {}
@@ -866,20 +889,20 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
         sub = idx[tile]
         used, local = np.unique(pairs[sub], return_inverse=True)
         futures[executor.submit(_batch_worker, np.ascontiguousarray(matrix[used]),
-                                local.reshape(-1, 2).astype(np.int64), alternative, n_jobs or 1)] = sub
+                                local.reshape(-1, 2).astype(np.int64), alternative, method, n_jobs or 1)] = sub
     _collect(futures, lambda fut: store(futures[fut], fut.result()))
     return redo
 
 
 def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative, options: dict,
                root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
-               statistic: list, pvalue: np.ndarray, test: list) -> None:
+               statistic: list, pvalue: np.ndarray, test: list, engine: list) -> None:
     """compare() on each pair in `idx` (thread pool here, or chunks on the executor)."""
     tasks = [(k, int(pairs[k, 0]), int(pairs[k, 1]), _pair_seed(root, k)) for k in idx]
 
     def store(results: list) -> None:
-        for k, st, pv, name in results:
-            statistic[k], pvalue[k], test[k] = st, pv, name
+        for k, st, pv, name, ran in results:
+            statistic[k], pvalue[k], test[k], engine[k] = st, pv, name, ran
         prog.update(len(results))
 
     if executor is None:

@@ -1,11 +1,12 @@
-// Many pairs of systems at once: the exact grouped p-value of every requested pair of rows
-// of one score matrix, spread over threads.
+// Many pairs of systems at once: the paired-permutation p-value of every requested pair of
+// rows of one score matrix, by the engine the planner picks for that pair, spread over threads.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "pairperm/distribution.hpp"
+#include "pairperm/plan.hpp"
 
 namespace pairperm {
 
@@ -14,18 +15,22 @@ struct PairPValue {
     std::int64_t n_varying = 0;  // entries with x != y
     double pvalue = 1.0;
     double log_pvalue = 0.0;
-    // 0: computed. 1: the engine declined this pair (its window is infeasible or the sums
-    // would overflow); the caller recomputes it on the single-pair path, which either
-    // handles it or reports why.
+    // The planner's engine for this pair: what ran when status is 0.
+    Engine engine = Engine::trivial;
+    // 0: computed. 1: not computed here (an engine the batch does not run, an engine that
+    // declined at run time, or sums that would overflow); the caller recomputes it on the
+    // single-pair path, which plans the same engine and either runs it or reports why.
     int status = 0;
 };
 
 // scores: row-major (n_systems, n). pairs: n_pairs (i, j) index pairs, flattened.
-// out[p] is the paired-permutation p-value of row pairs[2p] against row pairs[2p + 1];
-// each result depends only on its own pair, whatever the thread count (0 = all cores).
-// Throws std::invalid_argument for an index outside [0, n_systems).
+// out[p] is the paired-permutation p-value of row pairs[2p] against row pairs[2p + 1] (the
+// statistic sum(x) - sum(y)), computed by plan_engine's choice for `method` where that is the
+// trivial p = 1, the DP or the grouped tilted tail, bit for bit what the single-pair route
+// computes; each result depends only on its own pair, whatever the thread count (0 = all
+// cores). Throws std::invalid_argument for an index outside [0, n_systems).
 void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
-                           const std::int64_t* pairs, std::size_t n_pairs, Alternative alternative,
-                           unsigned n_threads, PairPValue* out);
+                           const std::int64_t* pairs, std::size_t n_pairs, Alternative alternative, Method method,
+                           unsigned n_threads, PairPValue* out, const PlanLimits& limits = {});
 
 }  // namespace pairperm
