@@ -14,6 +14,7 @@ from ._validation import (
     Alternative,
     ArrayLike,
     as_score_pair,
+    check_real_difference,
     check_alternative,
     check_method,
     check_rtol,
@@ -114,6 +115,7 @@ def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamp
     check_method(method, TEST_METHODS, func)
     rtol = check_rtol(rtol, func)
     x_a, y_a = as_score_pair(x, y, func)
+    check_real_difference(x_a, y_a, func)
     effects = LocalEffects.paired(x_a, y_a)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     return effects, statistic_for(effects, None, rtol, func), mc

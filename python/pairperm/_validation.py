@@ -17,8 +17,6 @@ ArrayLike = npt.ArrayLike
 N_RESAMPLES = 10_000
 #: Default relative tolerance for ties of float statistics.
 RTOL = 1e-12
-#: Default relative tolerance for ties of real-valued sums (scaled by sum |stay - swap|).
-REAL_RTOL = 1e-9
 
 # Largest magnitude accepted for one value; sums are checked again in the C++ core.
 _MAX_ABS = 2**61
@@ -232,6 +230,28 @@ def as_score_pair(x: Any, y: Any, func: str, *, ndim: int | tuple[int, ...] = 1,
             raise ValueError(f"{func}: {name} holds integers of 2**53 or more next to real-valued scores; "
                              "they cannot be compared exactly in float64")
     return xa.astype(np.float64), ya.astype(np.float64)
+
+
+def check_real_difference(x: np.ndarray, y: np.ndarray, func: str, names: tuple[str, str] = ("x", "y")) -> None:
+    """Real-valued scores whose differences x - y, or whose statistic sum(x) - sum(y), overflow
+    float64: say so (the p-value of a sum does not depend on the units, so rescaling is harmless)."""
+    if x.dtype.kind != "f" or not x.size:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = x - y
+        finite = np.isfinite(d)
+        if finite.all() and np.isfinite(np.abs(d).sum()):
+            return
+    fix = (f"divide {names[0]} and {names[1]} by a common factor such as 1e300 (the p-value of a sum does not "
+           "depend on the units of the scores)")
+    if not finite.all():
+        idx = _first(~finite)
+        raise ValueError(f"{func}: {names[0]}[{idx}] - {names[1]}[{idx}] = {float(x[idx])!r} - {float(y[idx])!r} overflows float64; "
+                         f"{fix}")
+    try:
+        math.fsum(d.ravel())
+    except OverflowError:
+        raise ValueError(f"{func}: the statistic sum({names[0]}) - sum({names[1]}) overflows float64; {fix}") from None
 
 
 def check_column_totals(arr: np.ndarray, name: str, func: str) -> None:
