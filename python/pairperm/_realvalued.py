@@ -143,8 +143,8 @@ def real_sum_pvalue(
         if method == "exact":
             raise SupportTooLargeError(
                 f"method='exact' enumerates 2^n states and is limited to n <= {REAL_MAX_EXACT} entries "
-                f"with stay != swap; got n = {n_varying}. Use method='saddlepoint_is' (tilted importance "
-                f"sampling, accurate at any p; method='auto' of the public tests) or method='monte_carlo'."
+                f"with stay != swap; got n = {n_varying}. Use method='auto' (beyond that size: tilted importance "
+                f"sampling, with a relative error bar at any p) or method='monte_carlo'."
             )
     if method == "monte_carlo":
         p, hits = _core.real_monte_carlo(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads)
