@@ -14,9 +14,9 @@ from ._validation import (
     Alternative,
     ArrayLike,
     as_score_pair,
-    check_real_difference,
     check_alternative,
     check_method,
+    check_real_difference,
     check_rtol,
 )
 
@@ -168,10 +168,12 @@ def permutation_test(
         Seed of the sampling routes; an int makes runs repeatable.
     n_jobs : int or None
         Sampler threads; None uses all cores. Results do not depend on it.
-    rtol : float
-        Real-valued scores only: states within ``2 * rtol * sum(|x - y|)`` of the observed
-        statistic tie with it, identically in every route, so that ties in exact arithmetic
-        survive floating-point round-off. Default 1e-9.
+    rtol : float or None
+        Real-valued scores only. States equal to the observed statistic in exact arithmetic
+        tie with it, identically in every route, up to the rigorous round-off bound
+        ``2 * (n + 4) * eps * sum(|x - y|)`` of the sums formed over the n varying entries
+        (0 when all scores lie on a binary grid fine enough for exact sums). None (default):
+        that bound alone; a number >= 0 widens it by ``2 * rtol * sum(|x - y|)``.
 
     Returns
     -------

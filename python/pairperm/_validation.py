@@ -246,8 +246,8 @@ def check_real_difference(x: np.ndarray, y: np.ndarray, func: str, names: tuple[
            "depend on the units of the scores)")
     if not finite.all():
         idx = _first(~finite)
-        raise ValueError(f"{func}: {names[0]}[{idx}] - {names[1]}[{idx}] = {float(x[idx])!r} - {float(y[idx])!r} overflows float64; "
-                         f"{fix}")
+        raise ValueError(f"{func}: {names[0]}[{idx}] - {names[1]}[{idx}] = {float(x[idx])!r} - {float(y[idx])!r} "
+                         f"overflows float64; {fix}")
     try:
         math.fsum(d.ravel())
     except OverflowError:
