@@ -43,9 +43,12 @@ void bind_real(py::module_& m) {
     m.def(
         "real_saddlepoint_is",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
-           std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
+           std::size_t n_resamples, std::uint64_t seed, unsigned n_threads, std::size_t max_rounds,
+           double target_relative_half_width) {
             RealProblem p = problem_from(stay, swap, alternative, rtol);
-            const RealISResult r = without_gil([&] { return real_saddlepoint_is(p, n_resamples, seed, n_threads); });
+            const RealISResult r = without_gil([&] {
+                return real_saddlepoint_is(p, n_resamples, seed, n_threads, max_rounds, target_relative_half_width);
+            });
             py::dict d;
             d["pvalue"] = r.pvalue;
             d["log_pvalue"] = r.log_pvalue;
@@ -55,10 +58,14 @@ void bind_real(py::module_& m) {
             d["log_saddlepoint"] = r.log_saddlepoint;
             d["theta"] = r.theta;
             d["n_resamples"] = r.n_resamples;
+            d["hits"] = r.hits;
+            d["is_bound"] = r.is_bound;
             return d;
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
-        py::arg("seed"), py::arg("n_threads") = 0);
+        py::arg("seed"), py::arg("n_threads") = 0, py::arg("max_rounds") = 1, py::arg("target_relative_half_width") = 0.0,
+        "Tilted importance sampling in rounds of n_resamples; a dict of the estimate, its 95% interval "
+        "(linear and log scale), the Lugannani-Rice value, the tilt, samples drawn, hits and is_bound.");
     m.def(
         "real_monte_carlo",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,

@@ -28,17 +28,28 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kLog2 = 0.6931471805599453;
 
-// Neumaier's compensated sum: the observed statistic and the scale do not depend on the order
-// or magnitude mix of the entries beyond a couple of ulps.
-struct CompensatedSum {
-    double sum = 0.0, carry = 0.0;
-    void add(double x) {
-        const double t = sum + x;
-        carry += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
-        sum = t;
+using detail::CompensatedSum;
+
+}  // namespace
+
+namespace {
+
+// Exponent of the lowest set bit of v != 0: v is an integer multiple of 2^lowest_bit(v).
+int lowest_bit(double v) {
+    int e = 0;
+    const double m = std::frexp(std::fabs(v), &e);  // m in [0.5, 1), v = m 2^e
+    auto mantissa = static_cast<std::uint64_t>(std::ldexp(m, 53));
+    int zeros = 0;
+#if defined(__GNUC__)
+    zeros = __builtin_ctzll(mantissa);
+#else
+    while ((mantissa & 1U) == 0) {
+        mantissa >>= 1;
+        ++zeros;
     }
-    double value() const { return sum + carry; }
-};
+#endif
+    return e - 53 + zeros;
+}
 
 }  // namespace
 
@@ -46,24 +57,50 @@ RealProblem real_problem(const double* stay, const double* swap, std::size_t n, 
                          double rtol) {
     if (!(rtol >= 0.0) || !std::isfinite(rtol)) throw std::invalid_argument("rtol must be finite and >= 0");
     RealProblem p;
-    CompensatedSum t_obs, c_obs, k_sum, scale;
+    double largest = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
         const double a = stay[i], b = swap[i];
         if (!std::isfinite(a) || !std::isfinite(b))
             throw std::invalid_argument("stay and swap must be finite (entry " + std::to_string(i) + ")");
+        if (a != b) largest = std::max({largest, std::fabs(a), std::fabs(b)});
+    }
+    // Everything below runs on stay and swap times 2^-scale_exponent, whose largest magnitude is in
+    // [1, 2): no difference, sum, square or tilt over- or underflows whatever the units of the
+    // scores, and the rescaling is exact (bar values 2^1000 times smaller than the largest, which
+    // may round in the subnormal range, far below the tie slack).
+    p.scale_exponent = largest > 0.0 ? std::ilogb(largest) : 0;
+    CompensatedSum t_obs, c_obs, k_sum, magnitude;
+    int grid = std::numeric_limits<int>::max();  // every scaled value is a multiple of 2^grid
+    for (std::size_t i = 0; i < n; ++i) {
+        if (stay[i] == swap[i]) continue;  // a constant: it cancels from S - s_obs and enters no sum below
+        const double a = std::ldexp(stay[i], -p.scale_exponent), b = std::ldexp(swap[i], -p.scale_exponent);
         const double k = std::fabs(a - b);
-        if (!std::isfinite(k)) throw std::invalid_argument("|stay - swap| overflows at entry " + std::to_string(i));
-        if (k == 0.0) continue;  // a constant: it cancels from S - s_obs and enters no sum below
-        scale.add(std::fabs(a) + std::fabs(b));
+        if (k == 0.0) continue;
+        // Once the grid is below 2^-53 the largest value (>= 1) alone needs more than 53 bits.
+        if (grid > -53) grid = std::min({grid, a != 0.0 ? lowest_bit(a) : grid, b != 0.0 ? lowest_bit(b) : grid});
+        magnitude.add(std::fabs(a) + std::fabs(b));
         p.k.push_back(k);
         k_sum.add(k);
         (a > b ? t_obs : c_obs).add(k);
     }
-    const double tol = rtol * scale.value();
+    // Ties. When every value is a multiple of 2^grid and sum(|stay| + |swap|) < 2^(53 + grid),
+    // every difference and every subset sum of the k_n is an integer multiple of 2^grid below
+    // 2^53: all of them are exact and states are compared exactly. Otherwise each computed state
+    // value (at most n additions of the rounded k_n) and the compensated observed value are
+    // within (n + 2) u sum(k) of their exact values (u = 2^-53), and reading decimal scores into
+    // binary moves each entry by at most u (|stay| + |swap|): the slack (n + 4) eps M, with
+    // M = sum(|stay| + |swap|) >= sum(k), covers all of it twice over, so states equal in exact
+    // arithmetic always tie and the observed state always counts, while states that differ by more
+    // than this round-off are told apart.
+    const double m = magnitude.value();
+    const bool exact = p.k.empty() || (grid > -53 && m * (1.0 + 0x1p-50) < std::ldexp(1.0, 53 + grid));
+    const auto n_varying = static_cast<double>(p.k.size());
+    const double tol = (exact ? 0.0 : (n_varying + 4.0) * std::numeric_limits<double>::epsilon() * m) + rtol * m;
     const double t = t_obs.value(), c = c_obs.value();
     RealRegion& r = p.region;
     r.k_sum = k_sum.value();
     r.n_varying = p.k.size();
+    r.tol = tol;
     switch (alternative) {
         case Alternative::greater:
             r.lower = -kInf;
@@ -347,28 +384,80 @@ void block_tilted(const double* k, const double* cut, std::size_t n, std::uint64
 
 }  // namespace
 
-void real_sample_t(const double* k, std::size_t n, double theta, std::size_t n_resamples, std::uint64_t seed,
-                   double* out, unsigned n_threads) {
+namespace {
+
+// 1 + q_n, q_n = 1 / (1 + e^{-theta k_n}), rounded to the 2^-52 grid of the uniforms: for q below
+// ~1e-16 the entry never flips, which changes the estimate by far less than its sampling error.
+std::vector<double> tilted_cuts(const double* k, std::size_t n, double theta) {
     std::vector<double> cut;
     if (theta != 0.0) {
         cut.resize(n);
-        // 1 + q rounded to the 2^-52 grid of the uniforms: for q below ~1e-16 the entry never
-        // flips, which changes the estimate by far less than its sampling error.
         for (std::size_t i = 0; i < n; ++i) cut[i] = 1.0 + 1.0 / (1.0 + std::exp(-theta * k[i]));
     }
+    return cut;
+}
+
+unsigned sampler_threads(std::size_t n, std::size_t n_resamples, unsigned n_threads) {
+    if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) return 1;  // not worth a thread
+    return detail::resolve_threads(n_threads);
+}
+
+// The kBlock (or fewer) values of T of block b.
+void sample_block(const double* k, const double* cut, std::size_t n, std::uint64_t seed, std::size_t b,
+                  double* t, std::size_t rows) {
+    if (cut == nullptr) {
+        LaneRng rng(seed, b);
+        block_fair(k, n, rng, t, rows);
+    } else {
+        block_tilted(k, cut, n, seed, b, t, rows);
+    }
+}
+
+// Blocks whose summaries are held at once: memory stays flat in n_resamples.
+constexpr std::size_t kChunkBlocks = 4096;
+
+// Folds n_resamples values of T into an Acc without storing them: each block's values go into
+// its own Acc (add(acc, t)), and block summaries are merged in block order, so the result does
+// not depend on the number of threads.
+template <class Acc, class Add>
+Acc sample_reduce(const double* k, std::size_t n, const double* cut, std::size_t n_resamples, std::uint64_t seed,
+                  unsigned n_threads, Add add) {
     const std::size_t n_blocks = (n_resamples + kBlock - 1) / kBlock;
-    unsigned threads = detail::resolve_threads(n_threads);
-    if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) threads = 1;  // not worth a thread
-    detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
-        const std::size_t first = b * kBlock, rows = std::min(n_resamples, first + kBlock) - first;
-        progress.add(rows * n);
-        if (theta == 0.0) {
-            LaneRng rng(seed, b);
-            block_fair(k, n, rng, out + first, rows);
-        } else {
-            block_tilted(k, cut.data(), n, seed, b, out + first, rows);
-        }
-    });
+    const unsigned threads = sampler_threads(n, n_resamples, n_threads);
+    Acc total;
+    std::vector<Acc> part;
+    for (std::size_t first = 0; first < n_blocks; first += kChunkBlocks) {
+        part.assign(std::min(kChunkBlocks, n_blocks - first), Acc{});
+        detail::parallel_for(part.size(), threads, [&](std::size_t j, detail::Progress& progress) {
+            const std::size_t b = first + j;
+            const std::size_t rows = std::min(n_resamples, (b + 1) * kBlock) - b * kBlock;
+            progress.add(rows * n);
+            alignas(64) double t[kBlock];
+            sample_block(k, cut, n, seed, b, t, rows);
+            for (std::size_t r = 0; r < rows; ++r) add(part[j], t[r]);
+        });
+        for (const Acc& a : part) total.merge(a);
+    }
+    return total;
+}
+
+struct HitCount {
+    std::uint64_t hits = 0;
+    void merge(const HitCount& o) { hits += o.hits; }
+};
+
+}  // namespace
+
+void real_sample_t(const double* k, std::size_t n, double theta, std::size_t n_resamples, std::uint64_t seed,
+                   double* out, unsigned n_threads) {
+    const std::vector<double> cut = tilted_cuts(k, n, theta);
+    const std::size_t n_blocks = (n_resamples + kBlock - 1) / kBlock;
+    detail::parallel_for(n_blocks, sampler_threads(n, n_resamples, n_threads),
+                         [&](std::size_t b, detail::Progress& progress) {
+                             const std::size_t first = b * kBlock, rows = std::min(n_resamples, first + kBlock) - first;
+                             progress.add(rows * n);
+                             sample_block(k, cut.empty() ? nullptr : cut.data(), n, seed, b, out + first, rows);
+                         });
 }
 
 RealMCResult real_monte_carlo(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
@@ -380,9 +469,12 @@ RealMCResult real_monte_carlo(const RealProblem& problem, std::size_t n_resample
     if (r.all_states) {
         out.hits = n_resamples;
     } else {
-        std::vector<double> t(n_resamples);
-        real_sample_t(problem.k.data(), problem.k.size(), 0.0, n_resamples, seed, t.data(), n_threads);
-        for (const double x : t) out.hits += (x <= r.lower || x >= r.upper) ? 1U : 0U;
+        const double lower = r.lower, upper = r.upper;
+        out.hits = sample_reduce<HitCount>(problem.k.data(), problem.k.size(), nullptr, n_resamples, seed, n_threads,
+                                           [lower, upper](HitCount& a, double x) {
+                                               a.hits += (x <= lower || x >= upper) ? 1U : 0U;
+                                           })
+                       .hits;
     }
     out.pvalue = (1.0 + static_cast<double>(out.hits)) / (1.0 + static_cast<double>(n_resamples));
     return out;
@@ -459,96 +551,63 @@ double log_lugannani_rice(double w, double u) {
     return log_phi + std::log(bracket);
 }
 
-struct Tail {
-    double log_p = 0, log_lo = 0, log_hi = 0, log_sp = 0, theta = 0;
-};
-
-// P[T <= b] (or P[T < b] when strict) for b at most the mean, in logs with its 95% interval
-// and the saddlepoint estimate: importance sampling with the tilt that puts the mean at b.
-Tail small_tail(const std::vector<double>& k, double b, bool strict, double k_sum, std::size_t n_resamples,
-                std::uint64_t seed, unsigned n_threads) {
-    Tail out;
-    const std::size_t n = k.size();
-    const double k_min = *std::min_element(k.begin(), k.end());
-    if (strict ? b <= 0.0 : b < 0.0) {  // below the smallest state
-        out.log_p = out.log_lo = out.log_hi = out.log_sp = -kInf;
-        return out;
-    }
-    if (strict ? b <= k_min : b < k_min) {  // only the all-zero state: exactly 2^-n
-        out.log_p = out.log_lo = out.log_hi = out.log_sp = -static_cast<double>(n) * kLog2;
-        return out;
-    }
-    const double theta = b < 0.5 * k_sum ? solve_tilt(k, b) : 0.0;
-    out.theta = theta;
-    const Cgf c = cgf(k, theta);
-
-    // Lugannani-Rice (a continuous approximation: no ties, no lattice correction).
-    detail::CompensatedSum theta_b_minus_k;  // theta b - K(theta): a difference of large terms
-    theta_b_minus_k.add_product(theta, b);
-    theta_b_minus_k.add(-c.value);
-    const double rate = std::max(0.0, theta_b_minus_k.value());
-    const double w = -std::sqrt(2.0 * rate), u = theta * std::sqrt(static_cast<double>(c.var));
-    out.log_sp = (w > -1e-6) ? std::log(0.5) : log_lugannani_rice(w, u);
-
-    std::vector<double> t(n_resamples);
-    real_sample_t(k.data(), n, theta, n_resamples, seed, t.data(), n_threads);
-    // Weight of a sample: dP/dP_theta = exp(-theta T + K(theta)); kept in logs relative to the
-    // largest weight among the hits so that p = 1e-300 and below is represented.
-    auto hit = [&](double x) { return strict ? x < b : x <= b; };
-    const double kc = static_cast<double>(c.value);
-    double m = -kInf;
-    for (const double x : t)
-        if (hit(x)) m = std::max(m, -theta * x + kc);
-    if (m == -kInf) {  // no sample in the region
-        out.log_p = out.log_lo = -kInf;
-        out.log_hi = std::log(3.0 / static_cast<double>(n_resamples));  // rule of three, unweighted
-        return out;
-    }
-    detail::CompensatedSum s1, s2;
-    for (const double x : t) {
-        if (hit(x)) {
-            const double r = std::exp(-theta * x + kc - m);
-            s1.add(r);
-            s2.add_product(r, r);
-        }
-    }
-    const auto K = static_cast<double>(n_resamples);
-    const double mean_r = s1.value() / K;
-    const double var_r = std::max(0.0, (s2.value() / K - mean_r * mean_r) * K / (K - 1));
-    const double rel = std::sqrt(var_r / K) / mean_r;  // relative standard error
-    out.log_p = m + std::log(mean_r);
-    out.log_hi = out.log_p + std::log1p(1.96 * rel);
-    out.log_lo = 1.96 * rel < 1.0 ? out.log_p + std::log1p(-1.96 * rel) : -kInf;
-    return out;
-}
-
 // log(1 - e^x) for x <= 0.
 double log1m_exp(double x) { return x > -0.6931 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x)); }
 
-// P[T <= b] for any b. Above the mean the small complement is sampled instead:
-// P[T <= b] = 1 - P[T > b] = 1 - P[T < k_sum - b], as T and k_sum - T have the same law.
-Tail lower_tail(const std::vector<double>& k, double b, double k_sum, std::size_t n_resamples, std::uint64_t seed,
-                unsigned n_threads) {
-    if (b <= 0.5 * k_sum) return small_tail(k, b, false, k_sum, n_resamples, seed, n_threads);
-    const Tail c = small_tail(k, k_sum - b, true, k_sum, n_resamples, seed, n_threads);
-    Tail out;
-    out.theta = c.theta;
-    out.log_p = log1m_exp(c.log_p);
-    out.log_lo = log1m_exp(c.log_hi);
-    out.log_hi = log1m_exp(c.log_lo);
-    out.log_sp = log1m_exp(c.log_sp);
-    return out;
+// Moments of the scaled importance weights r = w e^{-m} in [0, 1] (m: the largest weight, in logs).
+struct WeightSums {
+    std::uint64_t hits = 0;
+    double s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+    void merge(const WeightSums& o) {
+        hits += o.hits;
+        s1 += o.s1;
+        s2 += o.s2;
+        s3 += o.s3;
+        s4 += o.s4;
+    }
+};
+
+constexpr double kZ95 = 1.959963984540054;  // the normal 97.5% quantile
+// The coverage the critical value is solved for: half a point above 95%, a margin for the error
+// of the estimated skewness and kurtosis and of the truncated expansion, so that the reported
+// 95% interval covers at least 95% (measured by bench/real_valued_coverage.py).
+constexpr double kCoverageAimed = 0.955;
+
+// The critical value z for which the symmetric interval mean +- z SE of a studentized mean of K
+// draws covers kCoverageAimed up to O(K^-3/2), from the second-order Edgeworth expansion
+//     P[|t| <= x] = 2 Phi(x) - 1 + (2 / K) q2(x) phi(x),
+//     q2(x) = x [kurt/12 (x^2 - 3) - skew^2/18 (x^4 + 2x^2 - 3) - (x^2 + 3)/4]
+// (Hall, The Bootstrap and Edgeworth Expansion, 1992, sec. 2.6). Importance weights are strongly
+// skewed (skewness ~10-20 in deep tails): 1.96 then covers only ~94%.
+double critical_value(double skew, double excess_kurtosis, double n_samples) {
+    auto coverage = [&](double x) {
+        const double x2 = x * x;
+        const double q2 = x * (excess_kurtosis / 12.0 * (x2 - 3.0) - skew * skew / 18.0 * (x2 * x2 + 2.0 * x2 - 3.0) -
+                               (x2 + 3.0) / 4.0);
+        return std::erf(x / std::sqrt(2.0)) + 2.0 / n_samples * q2 * std::exp(-0.5 * x2) / std::sqrt(2.0 * detail::pi);
+    };
+    if (!(coverage(kZ95) < kCoverageAimed)) return kZ95;
+    // The expansion is trusted up to twice the normal value (beyond, K is too small for it).
+    double lo = kZ95, hi = 2.0 * kZ95;
+    if (coverage(hi) < kCoverageAimed) return hi;
+    for (int i = 0; i < 60; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (coverage(mid) < kCoverageAimed ? lo : hi) = mid;
+    }
+    return hi;
 }
 
 }  // namespace
 
 RealISResult real_saddlepoint_is(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
-                                 unsigned n_threads) {
+                                 unsigned n_threads, std::size_t max_rounds, double target_relative_half_width) {
     if (n_resamples < 2) throw std::invalid_argument("n_resamples must be >= 2 for importance sampling");
+    if (max_rounds < 1) throw std::invalid_argument("max_rounds must be >= 1");
     RealISResult out;
-    out.n_resamples = n_resamples;
     const RealRegion& r = problem.region;
-    if (r.all_states || problem.k.empty()) return out;  // p = 1 exactly
+    const std::vector<double>& k = problem.k;
+    if (r.all_states || k.empty()) return out;  // p = 1 exactly
+    const std::size_t n = k.size();
     // One lower tail: "less" directly, "greater" through T -> k_sum - T, two-sided twice the
     // lower part (the upper part is its mirror image and disjoint from it).
     double b, log_factor = 0.0;
@@ -560,18 +619,107 @@ RealISResult real_saddlepoint_is(const RealProblem& problem, std::size_t n_resam
         b = r.lower;
         log_factor = kLog2;
     }
-    const Tail tail = lower_tail(problem.k, b, r.k_sum, n_resamples, seed, n_threads);
-    auto cap = [](double lp) { return std::min(0.0, lp); };
-    out.theta = tail.theta;
-    out.log_pvalue = cap(tail.log_p + log_factor);
-    out.log_ci_low = cap(tail.log_lo + log_factor);
-    out.log_ci_high = cap(tail.log_hi + log_factor);
-    out.log_saddlepoint = cap(tail.log_sp + log_factor);
-    out.pvalue = std::exp(out.log_pvalue);
-    out.ci_low = std::exp(out.log_ci_low);
-    out.ci_high = std::exp(out.log_ci_high);
-    out.saddlepoint = std::exp(out.log_saddlepoint);
-    return out;
+    // Above the mean the small complement is sampled instead: P[T <= b] = 1 - P[T < k_sum - b],
+    // as T and k_sum - T have the same law. Two-sided regions never get here (b is below the mean).
+    const bool complement = b > 0.5 * r.k_sum;
+    const bool strict = complement;
+    if (complement) b = r.k_sum - b;
+    auto finish = [&](double log_p, double log_lo, double log_hi) {
+        auto cap = [](double lp) { return std::min(0.0, lp); };
+        out.log_pvalue = cap(log_p);
+        out.log_ci_low = cap(log_lo);
+        out.log_ci_high = cap(log_hi);
+        out.pvalue = std::exp(out.log_pvalue);
+        out.ci_low = std::exp(out.log_ci_low);
+        out.ci_high = std::exp(out.log_ci_high);
+        out.saddlepoint = std::exp(out.log_saddlepoint);
+        return out;
+    };
+    // The tail sampled, P[T <= b] or P[T < b]; "small" in logs, then turned into the p-value.
+    auto from_small = [&](double log_c) { return complement ? log1m_exp(log_c) : log_c + log_factor; };
+    const double k_min = *std::min_element(k.begin(), k.end());
+    const double log_all_zero = -static_cast<double>(n) * kLog2;  // the all-zero state alone
+    if (strict ? b <= 0.0 : b < 0.0) {  // below the smallest state: the complement is empty
+        out.log_saddlepoint = 0.0;
+        return finish(0.0, 0.0, 0.0);
+    }
+    if (strict ? b <= k_min : b < k_min) {  // only the all-zero state: exactly 2^-n
+        const double lp = from_small(log_all_zero);
+        out.log_saddlepoint = lp;
+        return finish(lp, lp, lp);
+    }
+    const double theta = b < 0.5 * r.k_sum ? solve_tilt(k, b) : 0.0;
+    out.theta = theta;
+    const Cgf c = cgf(k, theta);
+
+    // Lugannani-Rice (a continuous approximation: no ties, no lattice correction).
+    detail::CompensatedSum theta_b_minus_k;  // theta b - K(theta): a difference of large terms
+    theta_b_minus_k.add_product(theta, b);
+    theta_b_minus_k.add(-c.value);
+    const double rate = std::max(0.0, theta_b_minus_k.value());
+    const double w = -std::sqrt(2.0 * rate), u = theta * std::sqrt(static_cast<double>(c.var));
+    out.log_saddlepoint = from_small((w > -1e-6) ? std::log(0.5) : log_lugannani_rice(w, u));
+
+    // A sample's weight dP/dP_theta = exp(-theta T + K(theta)) is at most e^{-rate} on the region
+    // (theta <= 0, T <= b): r = exp(theta (b - T)) in [0, 1] is the weight over that maximum, so
+    // nothing over- or underflows at any depth, and e^{-rate} is also the Chernoff bound of the tail.
+    const double log_max_weight = -rate;
+    const std::vector<double> cut = tilted_cuts(k.data(), n, theta);
+    const double* cutp = cut.empty() ? nullptr : cut.data();
+    auto add = [b, theta, strict](WeightSums& a, double x) {
+        if (strict ? x < b : x <= b) {
+            const double w1 = std::exp(theta * (b - x)), w2 = w1 * w1;
+            ++a.hits;
+            a.s1 += w1;
+            a.s2 += w2;
+            a.s3 += w2 * w1;
+            a.s4 += w2 * w2;
+        }
+    };
+    // The observed state (and its mirror image, two-sided) is always in the region: the
+    // p-value is at least this.
+    const double log_floor = complement ? log1m_exp(log_max_weight) : log_all_zero + log_factor;
+    WeightSums sums;
+    std::uint64_t round_seed = seed;
+    double log_p = 0.0, log_lo = 0.0, log_hi = 0.0;
+    for (std::size_t round = 0; round < max_rounds; ++round) {
+        // Each round draws from its own streams (a fresh 64-bit seed), the first from `seed` itself.
+        const std::uint64_t this_seed = round == 0 ? seed : detail::splitmix64(round_seed);
+        sums.merge(sample_reduce<WeightSums>(k.data(), n, cutp, n_resamples, this_seed, n_threads, add));
+        out.n_resamples += n_resamples;
+        out.hits = sums.hits;
+        if (sums.hits == 0) continue;  // nothing to estimate from yet: keep sampling
+        // Mean, standard error, skewness and kurtosis of the pooled weights of all rounds.
+        const auto K = static_cast<double>(out.n_resamples);
+        const double mean = sums.s1 / K, e2 = sums.s2 / K, e3 = sums.s3 / K, e4 = sums.s4 / K;
+        const double m2 = std::max(0.0, e2 - mean * mean);
+        const double m3 = e3 - 3.0 * mean * e2 + 2.0 * mean * mean * mean;
+        const double m4 = e4 - 4.0 * mean * e3 + 6.0 * mean * mean * e2 - 3.0 * mean * mean * mean * mean;
+        const double se = std::sqrt(m2 * K / (K - 1.0) / K);
+        const double skew = m2 > 0 ? m3 / std::pow(m2, 1.5) : 0.0;
+        const double kurt = m2 > 0 ? m4 / (m2 * m2) - 3.0 : 0.0;
+        const double z = critical_value(skew, kurt, K);
+        const double rel = z * se / mean;  // relative half-width of the small tail's interval
+        const double log_c = log_max_weight + std::log(mean);
+        // The small tail lies in [2^-n, e^{-rate}] (the all-zero state; the Chernoff bound).
+        const double log_c_lo = std::max(log_all_zero, rel < 1.0 ? log_c + std::log1p(-rel) : -kInf);
+        const double log_c_hi = std::min(log_max_weight, log_c + std::log1p(rel));
+        log_p = from_small(std::min(log_max_weight, std::max(log_all_zero, log_c)));
+        log_lo = complement ? from_small(log_c_hi) : from_small(log_c_lo);
+        log_hi = complement ? from_small(log_c_lo) : from_small(log_c_hi);
+        const double p = std::exp(log_p);
+        const double half_width = 0.5 * (std::exp(log_hi) - std::exp(log_lo));
+        if (half_width <= target_relative_half_width * p) break;
+    }
+    if (sums.hits == 0) {
+        // No sample reached the region: report the Chernoff bound e^{-rate} on the tail, an upper
+        // bound that holds whatever the sample (flagged as such), never 0.
+        out.is_bound = true;
+        if (complement) return finish(from_small(log_all_zero), log_floor, from_small(log_all_zero));
+        const double bound = from_small(log_max_weight);
+        return finish(bound, log_floor, bound);
+    }
+    return finish(log_p, std::max(log_lo, log_floor), log_hi);
 }
 
 }  // namespace pairperm

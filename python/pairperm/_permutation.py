@@ -16,6 +16,7 @@ from ._validation import (
     as_score_pair,
     check_alternative,
     check_method,
+    check_real_difference,
     check_rtol,
 )
 
@@ -114,6 +115,7 @@ def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamp
     check_method(method, TEST_METHODS, func)
     rtol = check_rtol(rtol, func)
     x_a, y_a = as_score_pair(x, y, func)
+    check_real_difference(x_a, y_a, func)
     effects = LocalEffects.paired(x_a, y_a)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     return effects, statistic_for(effects, None, rtol, func), mc
@@ -166,10 +168,12 @@ def permutation_test(
         Seed of the sampling routes; an int makes runs repeatable.
     n_jobs : int or None
         Sampler threads; None uses all cores. Results do not depend on it.
-    rtol : float
-        Real-valued scores only: states within ``2 * rtol * sum(|x - y|)`` of the observed
-        statistic tie with it, identically in every route, so that ties in exact arithmetic
-        survive floating-point round-off. Default 1e-9.
+    rtol : float or None
+        Real-valued scores only. States equal to the observed statistic in exact arithmetic
+        tie with it, identically in every route, up to the rigorous round-off bound
+        ``2 * (n + 4) * eps * sum(|x - y|)`` of the sums formed over the n varying entries
+        (0 when all scores lie on a binary grid fine enough for exact sums). None (default):
+        that bound alone; a number >= 0 widens it by ``2 * rtol * sum(|x - y|)``.
 
     Returns
     -------

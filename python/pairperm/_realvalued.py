@@ -3,24 +3,25 @@
 Z_n is uniform on ``{stay[n], swap[n]}`` and ``S = sum_n Z_n``; the observed value is
 ``sum(stay)``. For two systems' per-entry scores x, y: ``stay = x - y``, ``swap = y - x``.
 
-Ties: a state counts as at least as extreme as the observed one within the absolute slack
-``tol = rtol * sum(|stay| + |swap|)`` over the entries with ``stay != swap`` (the scale of every
-sum involved; constant entries shift S and s_obs alike), so that states equal in exact
-arithmetic stay tied after round-off (e.g. scores 0.1 + 0.2 and 0.3)::
+Ties: a state counts as at least as extreme as the observed one when it is so in exact
+arithmetic, up to the round-off of the sums formed (so that e.g. scores 0.1 + 0.2 and 0.3 tie)::
 
     greater:   S >= s_obs - tol
     less:      S <= s_obs + tol
     two-sided: |S - mu| >= |s_obs - mu| - tol     (mu = E[S])
 
-The same rule, on the same thresholds, is used by every method; the sums themselves differ
-between methods only in summation order (a few ulps of ``sum |k|``, far below ``tol``).
-Distinct states closer than ``tol`` to the observed one count as ties too, which errs on the
-conservative side. The default ``rtol = 1e-9`` covers the worst-case round-off of sums of up to
-~10^6 entries (n * 2^-53 * scale) with room to spare; ``rtol = 0`` compares raw floats.
+``tol`` is 0 when all values lie on a binary grid fine enough for every sum to be exact
+(integers, halves, quarters, ...); otherwise it is the rigorous round-off bound
+``(n + 4) * eps * sum(|stay| + |swap|)`` over the n entries with ``stay != swap`` (eps =
+2^-52), far below any difference the data resolve. An explicit ``rtol`` widens it by
+``rtol * sum(|stay| + |swap|)``. The same rule, on the same thresholds, is used by every
+method, and everything runs in rescaled units, so the p-value does not depend on the units of
+the scores (1e-300 or 1e300).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,6 @@ __all__ = ["REAL_METHODS", "REAL_MAX_EXACT", "RealPValue", "real_sum_pvalue"]
 
 REAL_METHODS = ("auto", "exact", "saddlepoint_is", "monte_carlo")
 REAL_MAX_EXACT: int = int(_core.real_max_exact_varying)
-DEFAULT_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,16 @@ class RealPValue:
     pvalue_ci : tuple of float or None
         95% interval: from the importance-sampling variance (``"saddlepoint_is"``) or
         Clopper-Pearson (``"monte_carlo"``); None for ``"exact"``.
+    log_pvalue_ci : tuple of float or None
+        The same interval in natural logs, meaningful where ``pvalue_ci`` underflows.
     method : str
         The route that ran: ``"exact"``, ``"saddlepoint_is"`` or ``"monte_carlo"``.
     n_resamples : int or None
     saddlepoint : float or None
         The Lugannani-Rice approximation of the same p-value (``"saddlepoint_is"`` only).
+    pvalue_is_bound : bool
+        True when no importance sample reached the rejection region: ``pvalue`` is then the
+        Chernoff upper bound of the tail (never 0).
     """
 
     pvalue: float
@@ -61,6 +66,8 @@ class RealPValue:
     method: str
     n_resamples: int | None
     saddlepoint: float | None
+    log_pvalue_ci: tuple[float, float] | None = None
+    pvalue_is_bound: bool = False
 
     def __repr__(self) -> str:
         parts = [f"pvalue={self.pvalue:.6g}", f"log_pvalue={self.log_pvalue:.6g}"]
@@ -71,6 +78,8 @@ class RealPValue:
             parts.append(f"n_resamples={self.n_resamples}")
         if self.saddlepoint is not None:
             parts.append(f"saddlepoint={self.saddlepoint:.6g}")
+        if self.pvalue_is_bound:
+            parts.append("pvalue_is_bound=True")
         return f"RealPValue({', '.join(parts)})"
 
 
@@ -82,7 +91,7 @@ def real_sum_pvalue(
     method: str = "auto",
     n_resamples: int = 10_000,
     seed: int = 0,
-    rtol: float = DEFAULT_RTOL,
+    rtol: float | None = None,
     n_threads: int = 0,
 ) -> RealPValue:
     """p-value of ``S = sum_n Z_n`` against ``sum(stay)``, Z_n uniform on ``{stay[n], swap[n]}``.
@@ -98,16 +107,17 @@ def real_sum_pvalue(
         ``"saddlepoint_is"``: importance sampling under the exponentially tilted law (tilt
         from the saddlepoint equation), in logs, so the error bar is relative down to
         p = 1e-300 and below; rounds of ``n_resamples`` samples are added (at most 8) until
-        the 95% interval's relative half-width is at most 5%. Also reports the
-        Lugannani-Rice approximation.
+        the 95% interval's relative half-width is at most 5%, and while no sample has reached
+        the region. Also reports the Lugannani-Rice approximation.
         ``"monte_carlo"``: the plain sign-flip sampler, ``p = (1 + hits) / (1 + K)``.
         ``"auto"``: ``"exact"`` when feasible, otherwise ``"saddlepoint_is"``.
     n_resamples : int
         Samples of plain Monte Carlo; samples per round of importance sampling.
     seed : int
         Seed of the sampler (0 <= seed < 2^64). Results do not depend on ``n_threads``.
-    rtol : float
-        Relative tie tolerance (see the module docstring).
+    rtol : float or None
+        None: ties up to round-off only; a number >= 0 widens the tie slack by
+        ``rtol * sum(|stay| + |swap|)`` (see the module docstring).
     n_threads : int
         0: all hardware threads.
     """
@@ -115,8 +125,10 @@ def real_sum_pvalue(
         raise ValueError(f"method must be one of {', '.join(map(repr, REAL_METHODS))}; got {method!r}")
     if alternative not in ("two-sided", "greater", "less"):
         raise ValueError(f"alternative must be one of 'two-sided', 'greater', 'less'; got {alternative!r}")
+    if rtol is None:
+        rtol = 0.0
     if not (isinstance(rtol, (int, float)) and np.isfinite(rtol) and rtol >= 0):
-        raise ValueError(f"rtol must be a finite number >= 0; got {rtol!r}")
+        raise ValueError(f"rtol must be None or a finite number >= 0; got {rtol!r}")
     if method in ("saddlepoint_is", "monte_carlo", "auto") and int(n_resamples) < 2:
         raise ValueError(f"n_resamples must be >= 2; got {n_resamples}")
     seed = int(seed)
@@ -131,13 +143,14 @@ def real_sum_pvalue(
         if method == "exact":
             raise SupportTooLargeError(
                 f"method='exact' enumerates 2^n states and is limited to n <= {REAL_MAX_EXACT} entries "
-                f"with stay != swap; got n = {n_varying}. Use method='saddlepoint_is' (tilted importance "
-                f"sampling, accurate at any p) or method='monte_carlo'."
+                f"with stay != swap; got n = {n_varying}. Use method='auto' (beyond that size: tilted importance "
+                f"sampling, with a relative error bar at any p) or method='monte_carlo'."
             )
     if method == "monte_carlo":
         p, hits = _core.real_monte_carlo(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads)
         ci = clopper_pearson(int(hits), int(n_resamples))
-        return RealPValue(float(p), float(np.log(p)), ci, "monte_carlo", int(n_resamples), None)
+        log_ci = (math.log(ci[0]) if ci[0] > 0 else -math.inf, math.log(ci[1]))
+        return RealPValue(float(p), float(np.log(p)), ci, "monte_carlo", int(n_resamples), None, log_ci)
     return _tilted_rounds(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads)
 
 
@@ -151,28 +164,10 @@ MAX_ROUNDS = 8
 
 def _tilted_rounds(stay: np.ndarray, swap: np.ndarray, alternative: str, rtol: float, n_resamples: int, seed: int,
                    n_threads: int) -> RealPValue:
-    """Pool rounds of the tilted sampler: the mean of all samples, in logs, and its standard error
-    from each round's own (all rounds sample the same tilted law, so they pool by weight K)."""
-    log_ps: list[float] = []
-    rels: list[float] = []
-    saddlepoint = 1.0
-    for r in range(MAX_ROUNDS):
-        round_seed = int(np.random.SeedSequence(seed, spawn_key=(r,)).generate_state(1, np.uint64)[0])
-        d = _core.real_saddlepoint_is(stay, swap, alternative, rtol, n_resamples, round_seed, n_threads)
-        saddlepoint = float(d["saddlepoint"])
-        if not np.isfinite(d["log_pvalue"]):
-            return RealPValue(0.0, -np.inf, (0.0, 0.0), "saddlepoint_is", n_resamples * (r + 1), saddlepoint)
-        log_ps.append(float(d["log_pvalue"]))
-        # The core's interval is p (1 +- 1.96 rel), its upper end capped at 1: recover rel, the
-        # round's relative standard error, from whichever end is not capped.
-        lo, hi = (float(v) - float(d["log_pvalue"]) for v in d["log_ci"])
-        rels.append(max(float(np.expm1(hi)), float(-np.expm1(lo)) if np.isfinite(lo) else 0.0) / 1.96)
-        log_p = float(np.logaddexp.reduce(log_ps)) - np.log(len(log_ps))
-        weights = np.exp(np.array(log_ps) - log_p)  # p_i / p, all rounds of equal size
-        rel = float(np.sqrt(np.sum((weights * np.array(rels)) ** 2))) / len(log_ps)
-        if 1.96 * rel <= TARGET_RELATIVE_HALF_WIDTH:
-            break
-    p = float(np.exp(log_p))
-    low = p * max(0.0, 1.0 - 1.96 * rel)
-    return RealPValue(p, log_p, (low, min(1.0, p * (1.0 + 1.96 * rel))), "saddlepoint_is", n_resamples * len(log_ps),
-                      saddlepoint)
+    """The core pools the rounds: mean and standard error from all samples."""
+    d = _core.real_saddlepoint_is(stay, swap, alternative, rtol, n_resamples, seed, n_threads, MAX_ROUNDS,
+                                  TARGET_RELATIVE_HALF_WIDTH)
+    ci = (float(d["ci"][0]), float(d["ci"][1]))
+    log_ci = (float(d["log_ci"][0]), float(d["log_ci"][1]))
+    return RealPValue(float(d["pvalue"]), float(d["log_pvalue"]), ci, "saddlepoint_is", int(d["n_resamples"]),
+                      float(d["saddlepoint"]), log_ci, bool(d["is_bound"]))

@@ -35,9 +35,11 @@ def _plain(v: Any) -> Any:
     if isinstance(v, _Result):
         return v.to_dict()
     if isinstance(v, np.generic):
-        return v.item()
+        v = v.item()
     if isinstance(v, (tuple, list)):
         return [_plain(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return None  # JSON has no inf or NaN: json.dumps would write the invalid tokens Infinity/NaN
     return v
 
 
@@ -56,11 +58,14 @@ class _Result:
                 continue
             if name == "log_pvalue" and getattr(self, "pvalue", 0.0) >= 1e-300:
                 continue
+            if name == "log_pvalue_ci" and min(getattr(self, "pvalue_ci", None) or (0.0,)) >= 1e-300:
+                continue
             parts.append(f"{name}={_fmt(v)}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def to_dict(self) -> dict:
-        """The public fields as plain Python values (no NumPy types, no arrays)."""
+        """The public fields as plain Python values (no NumPy types, no arrays; an infinite or
+        NaN float becomes None), ready for ``json.dumps``."""
         out = {}
         for f in fields(self):  # type: ignore[arg-type]
             v = getattr(self, f.name)
@@ -95,6 +100,9 @@ class PermutationTestResult(_Result):
         Sampling methods only: resamples drawn and resamples at least as extreme.
     pvalue_ci : (float, float) or None
         Sampling methods only: 95% interval for the exact p-value.
+    log_pvalue_ci : (float, float) or None
+        The same interval in natural logs, meaningful where ``pvalue_ci`` underflows to 0
+        (importance sampling reaches p = 1e-300 and below).
     pvalue_is_bound : bool
         True when ``pvalue`` is only an upper bound (a ``PrecisionWarning`` says why).
     stopped_early : bool
@@ -128,11 +136,12 @@ class PermutationTestResult(_Result):
     pvalue_ci: Optional[tuple] = None
     pvalue_is_bound: bool = False
     stopped_early: bool = False
+    log_pvalue_ci: Optional[tuple] = None
     _null: Any = field(default=None, compare=False)
 
     _shown: ClassVar[tuple[str, ...]] = (
         "statistic", "pvalue", "log_pvalue", "pvalue_is_bound", "method", "engine", "alternative",
-        "n_resamples", "pvalue_ci", "stopped_early",
+        "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early",
     )
 
     @property

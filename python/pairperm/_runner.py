@@ -129,8 +129,14 @@ def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func:
     if hasattr(stat, "exact_or_tilted"):
         r = stat.exact_or_tilted(alternative, method, mc.n_resamples, mc.seed, mc.n_jobs)
         engine = "meet_in_the_middle" if r.method == "exact" else r.method
+        if r.pvalue_is_bound:
+            warn_caller(
+                f"{func}: no importance sample reached the rejection region in {r.n_resamples} draws; reporting "
+                "the Chernoff upper bound of the tail (pvalue_is_bound=True). A larger n_resamples estimates it."
+            )
         return result_type(**done, pvalue=r.pvalue, log_pvalue=r.log_pvalue, engine=engine,
-                           n_resamples=r.n_resamples, pvalue_ci=r.pvalue_ci)
+                           n_resamples=r.n_resamples, pvalue_ci=r.pvalue_ci, log_pvalue_ci=r.log_pvalue_ci,
+                           pvalue_is_bound=r.pvalue_is_bound)
     if effects.n_varying > LIMITS.max_listed_entries:
         raise SupportTooLargeError(
             f"{func}: exact computation for a statistic of real-valued effects lists all 2^n states and is limited "

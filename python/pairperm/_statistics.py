@@ -17,7 +17,7 @@ import numpy as np
 from . import _core
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
-from ._validation import REAL_RTOL, RTOL, apply_vectorised
+from ._validation import RTOL, apply_vectorised
 
 __all__ = ["CallableStatistic", "RatioStatistic", "RealSumStatistic", "SumStatistic", "reject_sums", "statistic_for"]
 
@@ -144,16 +144,25 @@ class CallableStatistic:
 
 
 class RealSumStatistic:
-    """S itself for real-valued 1-D local effects. States within
-    ``tol = rtol * sum(|stay| + |swap|)`` (over the entries that vary) of the observed one
-    tie, identically in every route: exact enumeration, tilted importance sampling and
-    plain Monte Carlo all compare against the same thresholds in the core."""
+    """S itself for real-valued 1-D local effects. States tie with the observed one when
+    they do in exact arithmetic up to the round-off of the sums formed (exactly, when all
+    values lie on a fine enough binary grid), widened by ``rtol * sum(|stay| + |swap|)``
+    when rtol is given; identically in every route: exact enumeration, tilted importance
+    sampling and plain Monte Carlo all compare against the same thresholds in the core."""
 
-    def __init__(self, effects: LocalEffects, rtol: float) -> None:
+    has_tilted = False
+
+    def __init__(self, effects: LocalEffects, rtol: Optional[float]) -> None:
         self._stay = np.ascontiguousarray(effects.stay, dtype=np.float64)
         self._swap = np.ascontiguousarray(effects.swap, dtype=np.float64)
         self.rtol = rtol
-        self.value = float(math.fsum(self._stay))
+        try:
+            self.value = float(math.fsum(self._stay))
+        except OverflowError:
+            raise ValueError(
+                "the observed statistic sum(stay) overflows float64; divide all scores by a common factor "
+                "(the p-value of a sum does not depend on their units)"
+            ) from None
 
     def exact_or_tilted(self, alternative: str, method: str, n_resamples: int, seed: int, n_jobs: int) -> Any:
         from ._realvalued import real_sum_pvalue
@@ -163,7 +172,8 @@ class RealSumStatistic:
 
     def block_hits(self, k: int, seed: int, alternative: str, n_jobs: int) -> int:
         """Hits among k plain null resamples drawn by the core with the same tie thresholds."""
-        _, hits = _core.real_monte_carlo(self._stay, self._swap, alternative, self.rtol, k, seed, n_jobs)
+        rtol = 0.0 if self.rtol is None else self.rtol
+        _, hits = _core.real_monte_carlo(self._stay, self._swap, alternative, rtol, k, seed, n_jobs)
         return int(hits)
 
 
@@ -172,5 +182,5 @@ def statistic_for(effects: LocalEffects, statistic: Any, rtol: Optional[float], 
     if statistic is not None:
         return CallableStatistic(statistic, effects, RTOL if rtol is None else rtol, func)
     if effects.is_real:
-        return RealSumStatistic(effects, REAL_RTOL if rtol is None else rtol)
+        return RealSumStatistic(effects, rtol)
     return SumStatistic(effects)

@@ -95,8 +95,10 @@ def structured_test(
         ``h(S) >= h_obs - rtol*|h_obs|`` (greater), ``h(S) <= h_obs + rtol*|h_obs|`` (less),
         ``|h(S)| >= |h_obs| - rtol*|h_obs|`` (two-sided), so that states tied in exact
         arithmetic still count after floating-point round-off. Integer-valued statistics
-        are compared exactly. For the sum of real-valued effects the slack is
-        ``rtol * sum(|stay| + |swap|)`` (default 1e-9), as in :func:`permutation_test`. For
+        are compared exactly. For the sum of real-valued effects the slack is the
+        round-off bound ``(n + 4) * eps * sum(|stay| + |swap|)`` (0 on a fine enough binary
+        grid), widened by ``rtol * sum(|stay| + |swap|)`` when rtol is given, as in
+        :func:`permutation_test`. For
         F1, precision and recall use :func:`pairperm.f1_test` etc., which compare ratios exactly.
     n_resamples, rng, n_jobs :
         ``method="monte_carlo"`` only, as in :func:`monte_carlo_test`.

@@ -17,8 +17,6 @@ ArrayLike = npt.ArrayLike
 N_RESAMPLES = 10_000
 #: Default relative tolerance for ties of float statistics.
 RTOL = 1e-12
-#: Default relative tolerance for ties of real-valued sums (scaled by sum |stay - swap|).
-REAL_RTOL = 1e-9
 
 # Largest magnitude accepted for one value; sums are checked again in the C++ core.
 _MAX_ABS = 2**61
@@ -245,6 +243,28 @@ def exact_int_sum(arr: np.ndarray) -> int:
     high = int(np.right_shift(arr, 32).sum(dtype=np.int64))
     low = int(np.bitwise_and(arr, 0xFFFFFFFF).sum(dtype=np.int64))
     return (high << 32) + low
+
+
+def check_real_difference(x: np.ndarray, y: np.ndarray, func: str, names: tuple[str, str] = ("x", "y")) -> None:
+    """Real-valued scores whose differences x - y, or whose statistic sum(x) - sum(y), overflow
+    float64: say so (the p-value of a sum does not depend on the units, so rescaling is harmless)."""
+    if x.dtype.kind != "f" or not x.size:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = x - y
+        finite = np.isfinite(d)
+        if finite.all() and np.isfinite(np.abs(d).sum()):
+            return
+    fix = (f"divide {names[0]} and {names[1]} by a common factor such as 1e300 (the p-value of a sum does not "
+           "depend on the units of the scores)")
+    if not finite.all():
+        idx = _first(~finite)
+        raise ValueError(f"{func}: {names[0]}[{idx}] - {names[1]}[{idx}] = {float(x[idx])!r} - {float(y[idx])!r} "
+                         f"overflows float64; {fix}")
+    try:
+        math.fsum(d.ravel())
+    except OverflowError:
+        raise ValueError(f"{func}: the statistic sum({names[0]}) - sum({names[1]}) overflows float64; {fix}") from None
 
 
 def check_column_totals(arr: np.ndarray, name: str, func: str) -> None:

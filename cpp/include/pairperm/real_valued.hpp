@@ -6,18 +6,22 @@
 // t_obs = sum of k_n over entries with stay > swap; c_obs = sum of k_n over entries with
 // stay < swap is its mirror image (t_obs + c_obs = sum k). T is symmetric about sum(k)/2.
 //
-// Ties. States that are equal in exact arithmetic may differ after round-off, so every
-// method counts a state as "at least as extreme" with the same absolute slack
-//     tol = rtol * sum over varying entries (stay_n != swap_n) of (|stay_n| + |swap_n|),
-// the scale of the magnitudes that enter every sum (round-off in any subset sum of the k_n,
-// and in forming k_n from stay and swap, is bounded by a small multiple of eps times it;
-// entries with stay == swap only shift S and s_obs alike and enter no comparison):
+// All of it runs in units of 2^scale_exponent (the largest |stay|, |swap| of the varying entries
+// in [1, 2) after rescaling by a power of two, which is exact): the p-value of a sum does not
+// depend on the units of the scores, and nothing over- or underflows whatever they are.
+//
+// Ties. A state counts as "at least as extreme" when it is so in exact arithmetic; states whose
+// exact values differ by less than the round-off of the sums formed are counted as ties. With
+// the absolute slack tol:
 //     greater:   T >= t_obs - tol
 //     less:      T <= t_obs + tol
 //     two-sided: T <= min(t_obs, c_obs) + tol  or  T >= max(t_obs, c_obs) - tol,
 //                and every state when |t_obs - c_obs| <= 2 tol (the observed value is the mean).
-// The rule is invariant under rescaling all scores and is slightly conservative: genuinely
-// distinct states closer than tol to the observed one count as ties.
+// tol = 0 when every value lies on a binary grid fine enough for all sums to be exact (integers,
+// quarters, ...); otherwise tol = (n + 4) eps sum(|stay| + |swap|) over the n varying entries, a
+// rigorous bound (with a factor 2 to spare) on the round-off of every sum the methods form and of
+// reading decimal scores into binary. A caller's rtol >= 0 widens it by rtol sum(|stay| + |swap|).
+// Entries with stay == swap only shift S and s_obs alike and enter no comparison.
 #pragma once
 
 #include <cstddef>
@@ -40,12 +44,14 @@ struct RealRegion {
     bool all_states = false;
     double k_sum = 0.0;     // sum of the k_n (the largest value of T)
     std::size_t n_varying = 0;
+    double tol = 0.0;       // the tie slack above, in the same (rescaled) units
 };
 
 // The varying k_n (k_n > 0) and the rejection region for one test.
 struct RealProblem {
-    std::vector<double> k;
+    std::vector<double> k;  // in units of 2^scale_exponent
     RealRegion region;
+    int scale_exponent = 0;
 };
 
 RealProblem real_problem(const double* stay, const double* swap, std::size_t n, Alternative alternative,
@@ -69,14 +75,22 @@ struct RealISResult {
     double saddlepoint = 1.0;                    // Lugannani-Rice estimate of the same p-value
     double log_saddlepoint = 0.0;
     double theta = 0.0;                          // tilt of the sampled law (of T, or of its mirror image)
-    std::size_t n_resamples = 0;
+    std::size_t n_resamples = 0;                 // samples drawn, over all rounds
+    std::uint64_t hits = 0;                      // of them, in the region
+    bool is_bound = false;                       // no sample hit: pvalue is the Chernoff upper bound
 };
 
 // Importance sampling under the exponentially tilted law, one tail P[T <= b] with the tilt at
 // the saddlepoint; the upper tail by the symmetry T -> sum(k) - T; two-sided = twice one tail
-// (the two parts of the region are disjoint mirror images). Independent of n_threads.
+// (the two parts of the region are disjoint mirror images). Rounds of n_resamples samples (each
+// from fresh streams) are pooled until the 95% interval's half-width is at most
+// target_relative_half_width times p, or max_rounds are in; rounds go on while no sample has hit.
+// The interval is p +- z SE with SE from all pooled samples and z from the Edgeworth expansion
+// of the studentized mean (skewed weights: z > 1.96). Memory does not grow with n_resamples.
+// Independent of n_threads.
 RealISResult real_saddlepoint_is(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
-                                 unsigned n_threads = 0);
+                                 unsigned n_threads = 0, std::size_t max_rounds = 1,
+                                 double target_relative_half_width = 0.0);
 
 struct RealMCResult {
     std::uint64_t hits = 0;
