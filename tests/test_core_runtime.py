@@ -272,3 +272,40 @@ def test_forked_children_never_hang_on_fft_state():
     """, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "60"]
+
+
+# Short calls of the public entry points that release the GIL, each in a loop on two daemon
+# threads: some call returns while the interpreter is finalising, and its thread must end
+# quietly. Sizes keep one call around 10-50 ms, so many calls end in that window.
+DAEMON_CALLS = {
+    "f1_test": "a, b = pairperm.datasets.ner_like(5000, seed=1); call = lambda: pairperm.f1_test(a, b)",
+    "precision_test": ("a, b = pairperm.datasets.ner_like(5000, seed=1); "
+                       "call = lambda: pairperm.precision_test(a, b)"),
+    "f1_monte_carlo": ("a, b = pairperm.datasets.ner_like(5000, seed=1); "
+                       "call = lambda: pairperm.f1_test(a, b, method='monte_carlo', n_resamples=20_000)"),
+    "bootstrap_test": ("x = rng.random(5000); y = x + rng.normal(0, 0.1, 5000); "
+                       "call = lambda: pairperm.bootstrap_test(x, y, n_resamples=2000)"),
+    "compare_real": ("x = rng.random(3000); y = x + rng.normal(0.02, 0.3, 3000); "
+                     "call = lambda: pairperm.compare(x, y, 'mean')"),
+    "compare_systems": ("s = {f's{i}': rng.random(2000) + 0.05 * i for i in range(4)}; "
+                        "call = lambda: pairperm.compare_systems(s, 'mean', n_jobs=2, progress=False)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DAEMON_CALLS))
+def test_daemon_threads_in_public_calls_do_not_abort_interpreter_exit(name):
+    for _ in range(3):
+        proc = run_script(f"""
+            import threading, time
+            import numpy as np
+            import pairperm, pairperm.datasets
+            rng = np.random.default_rng(0)
+            {DAEMON_CALLS[name]}
+            def work():
+                while True:
+                    call()
+            for _ in range(2):
+                threading.Thread(target=work, daemon=True).start()
+            time.sleep(0.3)
+        """, timeout=60)
+        assert proc.returncode == 0, proc.stderr
