@@ -217,6 +217,72 @@ def test_sigint_interrupts_a_long_call(name):
     assert proc.returncode == 3
 
 
+def interrupt_after(body: str, delay: float, args: tuple = ()) -> tuple[float, subprocess.CompletedProcess]:
+    """Run `body` in a fresh interpreter and send it SIGINT `delay` s after it prints "ready".
+    Returns the seconds from the signal to the end of the process, and the process."""
+    code = f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent(body)
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        out, err = proc.communicate(timeout=60)
+        return time.perf_counter() - sent, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# Stopping takes one interrupt poll (well under 0.1 s); the bound leaves room for a loaded machine.
+STOP_SECONDS = 3.0
+# 20 real-valued systems: 190 pairs, each by importance sampling through compare() on
+# compare_systems' thread pool, over a minute of work in all.
+MANY_SYSTEMS = "rng = np.random.default_rng(0); s = {f's{i}': rng.random(20_000) + 0.05 * i for i in range(20)}"
+
+
+def test_sigint_stops_compare_systems_on_its_thread_pool():
+    elapsed, proc = interrupt_after(f"""
+        import time
+        import numpy as np
+        import pairperm
+        {MANY_SYSTEMS}
+        print("ready", flush=True)
+        try:
+            pairperm.compare_systems(s, "mean", n_jobs=2, progress=False)
+        except KeyboardInterrupt:
+            # Nothing of the comparison may go on running in the background.
+            cpu = time.process_time()
+            time.sleep(0.5)
+            print("KeyboardInterrupt", time.process_time() - cpu, flush=True)
+            sys.exit(3)
+        print("finished", flush=True)
+    """, delay=1.5)
+    assert proc.returncode == 3, proc.stderr
+    word, cpu = proc.stdout.split()
+    assert word == "KeyboardInterrupt"
+    assert float(cpu) < 0.25
+    assert elapsed < STOP_SECONDS + 0.5
+
+
+def test_sigint_stops_the_compare_command(tmp_path):
+    rng = np.random.default_rng(0)
+    files = []
+    for i in range(20):
+        files.append(str(tmp_path / f"s{i}.txt"))
+        np.savetxt(files[-1], rng.random(20_000) + 0.05 * i)
+    elapsed, proc = interrupt_after("""
+        from pairperm.cli import main
+        print("ready", flush=True)
+        sys.exit(main(["compare", "--metric", "mean", "--jobs", "2", *sys.argv[1:]]))
+    """, delay=2.0, args=tuple(files))
+    assert proc.returncode == 130
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == "pairperm: interrupted"
+    assert elapsed < STOP_SECONDS
+
+
 @pytest.mark.parametrize("attempt", range(3))
 def test_daemon_thread_in_a_core_call_does_not_abort_interpreter_exit(attempt):
     # Back-to-back short calls make it likely that one returns while the interpreter is
