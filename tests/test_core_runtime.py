@@ -242,6 +242,78 @@ STOP_SECONDS = 3.0
 MANY_SYSTEMS = "rng = np.random.default_rng(0); s = {f's{i}': rng.random(20_000) + 0.05 * i for i in range(20)}"
 
 
+def test_cancel_calls_stops_calls_on_other_threads_and_only_those_in_flight():
+    import threading
+
+    rng = np.random.default_rng(0)
+    many = rng.integers(0, 21, (1_000_000, 1)).astype(np.int64)
+    outcome = []
+
+    def long_call():
+        try:
+            _core.sample_sums(many, -many, 100_000, 1, 1)  # tens of seconds uninterrupted
+            outcome.append("finished")
+        except KeyboardInterrupt:
+            outcome.append("KeyboardInterrupt")
+
+    thread = threading.Thread(target=long_call)
+    thread.start()
+    time.sleep(0.3)
+    _core.cancel_calls()
+    thread.join(timeout=STOP_SECONDS)
+    assert not thread.is_alive()
+    assert outcome == ["KeyboardInterrupt"]
+
+    # Calls started after the cancellation run normally, on any thread.
+    small = many[:1000]
+    expected = _core.sample_sums(small, -small, 100, 2, 1)
+    thread = threading.Thread(target=lambda: outcome.append(_core.sample_sums(small, -small, 100, 2, 1)))
+    thread.start()
+    thread.join()
+    assert np.array_equal(outcome[-1], expected)
+
+    # A task given a generation that has since been cancelled never starts its calls.
+    generation = _core.cancel_generation()
+    _core.cancel_calls()
+    previous = _core.set_task_generation(generation)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _core.sample_sums(small, -small, 100, 2, 1)
+    finally:
+        assert _core.set_task_generation(previous) == generation
+    assert previous is None
+    assert np.array_equal(_core.sample_sums(small, -small, 100, 2, 1), expected)
+
+
+def test_sigint_in_a_main_thread_call_also_stops_core_calls_on_other_threads():
+    elapsed, proc = interrupt_after("""
+        import threading
+        import numpy as np
+        from pairperm import _core
+        rng = np.random.default_rng(0)
+        stay = rng.integers(0, 21, 100_000).astype(np.int64)
+        many = rng.integers(0, 21, (1_000_000, 1)).astype(np.int64)
+        outcome = []
+        def other():
+            try:
+                _core.sample_sums(many, -many, 100_000, 1, 1)
+                outcome.append("finished")
+            except KeyboardInterrupt:
+                outcome.append("KeyboardInterrupt")
+        thread = threading.Thread(target=other)
+        thread.start()
+        print("ready", flush=True)
+        try:
+            _core.convolve_dp(stay, -stay)
+        except KeyboardInterrupt:
+            thread.join()
+            print("KeyboardInterrupt", *outcome, flush=True)
+    """, delay=0.5)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["KeyboardInterrupt", "KeyboardInterrupt"]
+    assert elapsed < STOP_SECONDS
+
+
 def test_sigint_stops_compare_systems_on_its_thread_pool():
     elapsed, proc = interrupt_after(f"""
         import time
