@@ -427,6 +427,8 @@ DAEMON_CALLS = {
                      "call = lambda: pairperm.compare(x, y, 'mean')"),
     "compare_systems": ("s = {f's{i}': rng.random(2000) + 0.05 * i for i in range(4)}; "
                         "call = lambda: pairperm.compare_systems(s, 'mean', n_jobs=2, progress=False)"),
+    "compare_systems_batch": ("s = {f's{i}': rng.integers(0, 5, 20_000) for i in range(8)}; "
+                              "call = lambda: pairperm.compare_systems(s, 'sum', n_jobs=2, progress=False)"),
 }
 
 
