@@ -217,6 +217,144 @@ def test_sigint_interrupts_a_long_call(name):
     assert proc.returncode == 3
 
 
+def interrupt_after(body: str, delay: float, args: tuple = ()) -> tuple[float, subprocess.CompletedProcess]:
+    """Run `body` in a fresh interpreter and send it SIGINT `delay` s after it prints "ready".
+    Returns the seconds from the signal to the end of the process, and the process."""
+    code = f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent(body)
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        out, err = proc.communicate(timeout=60)
+        return time.perf_counter() - sent, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# Stopping takes one interrupt poll (well under 0.1 s); the bound leaves room for a loaded machine.
+STOP_SECONDS = 3.0
+# 20 real-valued systems: 190 pairs, each by importance sampling through compare() on
+# compare_systems' thread pool, over a minute of work in all.
+MANY_SYSTEMS = "rng = np.random.default_rng(0); s = {f's{i}': rng.random(20_000) + 0.05 * i for i in range(20)}"
+
+
+def test_cancel_calls_stops_calls_on_other_threads_and_only_those_in_flight():
+    import threading
+
+    rng = np.random.default_rng(0)
+    many = rng.integers(0, 21, (1_000_000, 1)).astype(np.int64)
+    outcome = []
+
+    def long_call():
+        try:
+            _core.sample_sums(many, -many, 100_000, 1, 1)  # tens of seconds uninterrupted
+            outcome.append("finished")
+        except KeyboardInterrupt:
+            outcome.append("KeyboardInterrupt")
+
+    thread = threading.Thread(target=long_call)
+    thread.start()
+    time.sleep(0.3)
+    _core.cancel_calls()
+    thread.join(timeout=STOP_SECONDS)
+    assert not thread.is_alive()
+    assert outcome == ["KeyboardInterrupt"]
+
+    # Calls started after the cancellation run normally, on any thread.
+    small = many[:1000]
+    expected = _core.sample_sums(small, -small, 100, 2, 1)
+    thread = threading.Thread(target=lambda: outcome.append(_core.sample_sums(small, -small, 100, 2, 1)))
+    thread.start()
+    thread.join()
+    assert np.array_equal(outcome[-1], expected)
+
+    # A task given a generation that has since been cancelled never starts its calls.
+    generation = _core.cancel_generation()
+    _core.cancel_calls()
+    previous = _core.set_task_generation(generation)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _core.sample_sums(small, -small, 100, 2, 1)
+    finally:
+        assert _core.set_task_generation(previous) == generation
+    assert previous is None
+    assert np.array_equal(_core.sample_sums(small, -small, 100, 2, 1), expected)
+
+
+def test_sigint_in_a_main_thread_call_also_stops_core_calls_on_other_threads():
+    elapsed, proc = interrupt_after("""
+        import threading
+        import numpy as np
+        from pairperm import _core
+        rng = np.random.default_rng(0)
+        stay = rng.integers(0, 21, 100_000).astype(np.int64)
+        many = rng.integers(0, 21, (1_000_000, 1)).astype(np.int64)
+        outcome = []
+        def other():
+            try:
+                _core.sample_sums(many, -many, 100_000, 1, 1)
+                outcome.append("finished")
+            except KeyboardInterrupt:
+                outcome.append("KeyboardInterrupt")
+        thread = threading.Thread(target=other)
+        thread.start()
+        print("ready", flush=True)
+        try:
+            _core.convolve_dp(stay, -stay)
+        except KeyboardInterrupt:
+            thread.join()
+            print("KeyboardInterrupt", *outcome, flush=True)
+    """, delay=0.5)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["KeyboardInterrupt", "KeyboardInterrupt"]
+    assert elapsed < STOP_SECONDS
+
+
+def test_sigint_stops_compare_systems_on_its_thread_pool():
+    elapsed, proc = interrupt_after(f"""
+        import time
+        import numpy as np
+        import pairperm
+        {MANY_SYSTEMS}
+        print("ready", flush=True)
+        try:
+            pairperm.compare_systems(s, "mean", n_jobs=2, progress=False)
+        except KeyboardInterrupt:
+            # Nothing of the comparison may go on running in the background.
+            cpu = time.process_time()
+            time.sleep(0.5)
+            print("KeyboardInterrupt", time.process_time() - cpu, flush=True)
+            sys.exit(3)
+        print("finished", flush=True)
+    """, delay=1.5)
+    assert proc.returncode == 3, proc.stderr
+    word, cpu = proc.stdout.split()
+    assert word == "KeyboardInterrupt"
+    assert float(cpu) < 0.25
+    assert elapsed < STOP_SECONDS + 0.5
+
+
+def test_sigint_stops_the_compare_command(tmp_path):
+    rng = np.random.default_rng(0)
+    files = []
+    for i in range(20):
+        files.append(str(tmp_path / f"s{i}.txt"))
+        np.savetxt(files[-1], rng.random(20_000) + 0.05 * i)
+    elapsed, proc = interrupt_after("""
+        from pairperm.cli import main
+        print("ready", flush=True)
+        sys.exit(main(["compare", "--metric", "mean", "--jobs", "2", *sys.argv[1:]]))
+    """, delay=2.0, args=tuple(files))
+    assert proc.returncode == 130
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == "pairperm: interrupted"
+    assert elapsed < STOP_SECONDS
+
+
 @pytest.mark.parametrize("attempt", range(3))
 def test_daemon_thread_in_a_core_call_does_not_abort_interpreter_exit(attempt):
     # Back-to-back short calls make it likely that one returns while the interpreter is
@@ -272,3 +410,42 @@ def test_forked_children_never_hang_on_fft_state():
     """, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "60"]
+
+
+# Short calls of the public entry points that release the GIL, each in a loop on two daemon
+# threads: some call returns while the interpreter is finalising, and its thread must end
+# quietly. Sizes keep one call around 10-50 ms, so many calls end in that window.
+DAEMON_CALLS = {
+    "f1_test": "a, b = pairperm.datasets.ner_like(5000, seed=1); call = lambda: pairperm.f1_test(a, b)",
+    "precision_test": ("a, b = pairperm.datasets.ner_like(5000, seed=1); "
+                       "call = lambda: pairperm.precision_test(a, b)"),
+    "f1_monte_carlo": ("a, b = pairperm.datasets.ner_like(5000, seed=1); "
+                       "call = lambda: pairperm.f1_test(a, b, method='monte_carlo', n_resamples=20_000)"),
+    "bootstrap_test": ("x = rng.random(5000); y = x + rng.normal(0, 0.1, 5000); "
+                       "call = lambda: pairperm.bootstrap_test(x, y, n_resamples=2000)"),
+    "compare_real": ("x = rng.random(3000); y = x + rng.normal(0.02, 0.3, 3000); "
+                     "call = lambda: pairperm.compare(x, y, 'mean')"),
+    "compare_systems": ("s = {f's{i}': rng.random(2000) + 0.05 * i for i in range(4)}; "
+                        "call = lambda: pairperm.compare_systems(s, 'mean', n_jobs=2, progress=False)"),
+    "compare_systems_batch": ("s = {f's{i}': rng.integers(0, 5, 20_000) for i in range(8)}; "
+                              "call = lambda: pairperm.compare_systems(s, 'sum', n_jobs=2, progress=False)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DAEMON_CALLS))
+def test_daemon_threads_in_public_calls_do_not_abort_interpreter_exit(name):
+    for _ in range(3):
+        proc = run_script(f"""
+            import threading, time
+            import numpy as np
+            import pairperm, pairperm.datasets
+            rng = np.random.default_rng(0)
+            {DAEMON_CALLS[name]}
+            def work():
+                while True:
+                    call()
+            for _ in range(2):
+                threading.Thread(target=work, daemon=True).start()
+            time.sleep(0.3)
+        """, timeout=60)
+        assert proc.returncode == 0, proc.stderr

@@ -115,12 +115,9 @@ void bind_multidim(py::module_& m) {
         "ratio_tail_pvalue",
         [](const MultiSummary& s, const RatioDifference& statistic, const std::string& alternative) {
             const Alternative alt = parse_alternative(alternative);
-            PValue p;
             bool certified = true;
-            {
-                py::gil_scoped_release release;  // summary and statistic are immutable while referenced
-                p = ratio_tail_pvalue(s, statistic, alt, &certified);
-            }
+            // summary and statistic are immutable while referenced
+            const PValue p = without_gil([&] { return ratio_tail_pvalue(s, statistic, alt, &certified); });
             return py::make_tuple(p.pvalue, p.log_pvalue, certified);
         },
         py::arg("summary"), py::arg("statistic"), py::arg("alternative"),

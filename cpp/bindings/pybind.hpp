@@ -19,6 +19,10 @@
 #include "pairperm/errors.hpp"
 #include "pairperm/plan.hpp"
 
+// Every GIL release goes through without_gil() below: the guards' destructors are noexcept,
+// and re-taking the GIL there from a daemon thread at interpreter exit aborts the process.
+#pragma GCC poison gil_scoped_release gil_scoped_acquire
+
 namespace py = pybind11;
 
 namespace pairperm::bindings {
@@ -27,14 +31,24 @@ namespace pairperm::bindings {
 using int_array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 using double_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
+// Starts a call into the core on this thread (bind_runtime.cpp): fixes the cancel generation
+// the call answers to. False when that generation was already cancelled (a task of a pool
+// that was interrupted before it reached the core).
+bool start_core_call() noexcept;
+
 // Runs f() with the GIL released and takes it back explicitly, never in a destructor: at
 // interpreter exit, re-taking the GIL from a daemon thread ends that thread with a forced
 // unwind (pthread_exit), and if that unwind crossed a noexcept destructor such as
 // ~gil_scoped_release the process would abort. f must join any threads it starts before
 // returning or throwing (the core's parallel_for does). pairperm::interrupted becomes the
-// Python exception that the interrupt poll left pending (KeyboardInterrupt).
+// Python exception that the interrupt poll left pending, or KeyboardInterrupt when the call
+// was cancelled from another thread.
 template <class F>
 decltype(auto) without_gil(F&& f) {
+    if (!start_core_call()) {
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        throw py::error_already_set();
+    }
     PyThreadState* state = PyEval_SaveThread();
     try {
         if constexpr (std::is_void_v<decltype(f())>) {

@@ -911,11 +911,12 @@ def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternat
             for t in tasks:
                 store(_pairs_worker({t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t], metric, alternative, options))
             return
+        # Leaving the block waits for the running pairs: after Ctrl-C, _collect has cancelled them.
         with cf.ThreadPoolExecutor(max_workers=workers) as pool:
-            futs = [pool.submit(_pairs_worker, {t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t], metric, alternative,
-                                options) for t in tasks]
-            for fut in cf.as_completed(futs):
-                store(fut.result())
+            generation = _core.cancel_generation()
+            futs = [pool.submit(_as_task, generation, _pairs_worker, {t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t],
+                                metric, alternative, options) for t in tasks]
+            _collect(futs, lambda fut: store(fut.result()))
         return
 
     sel = np.array([[t[1], t[2]] for t in tasks], dtype=np.int64)
@@ -928,12 +929,25 @@ def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternat
     _collect(futures, lambda fut: store(fut.result()))
 
 
+def _as_task(generation: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) on a pool thread of this process, its calls into the core cancelled with `generation`."""
+    previous = _core.set_task_generation(generation)
+    try:
+        return fn(*args)
+    finally:
+        _core.set_task_generation(previous)
+
+
 def _collect(futures: Any, take: Callable[[cf.Future], None]) -> None:
-    """Take results as they finish; on the first error, cancel what has not started."""
+    """Take results as they finish; on the first error, cancel what has not started. On Ctrl-C,
+    also stop the tasks running on this process's threads: Python delivers the signal to the main
+    thread only, so their calls into the core are cancelled (they raise KeyboardInterrupt there)."""
     try:
         for fut in cf.as_completed(futures):
             take(fut)
-    except BaseException:
+    except BaseException as exc:
         for fut in futures:
             fut.cancel()
+        if isinstance(exc, KeyboardInterrupt):
+            _core.cancel_calls()
         raise
