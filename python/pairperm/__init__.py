@@ -10,6 +10,7 @@ from ._compare import compare
 from ._distribution import Distribution, MultiDistribution
 from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
+from ._intervals import BootstrapIntervals, ConfidenceInterval, ShiftInterval, bootstrap_intervals, shift_interval
 from ._montecarlo import monte_carlo_test
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_distribution, plot_pvalue_matrix, plot_result
@@ -28,7 +29,9 @@ from ._version import __version__
 
 __all__ = [
     "BLEU_COLUMNS",
+    "BootstrapIntervals",
     "BootstrapTestResult",
+    "ConfidenceInterval",
     "CompareResult",
     "Distribution",
     "McNemarResult",
@@ -36,10 +39,12 @@ __all__ = [
     "MultiDistribution",
     "PermutationTestResult",
     "PrecisionWarning",
+    "ShiftInterval",
     "SignTestResult",
     "SupportTooLargeError",
     "WilcoxonResult",
     "__version__",
+    "bootstrap_intervals",
     "bootstrap_test",
     "compare",
     "convolve_dp",
@@ -54,6 +59,7 @@ __all__ = [
     "plot_result",
     "precision_test",
     "recall_test",
+    "shift_interval",
     "sign_test",
     "structured_test",
     "wilcoxon_test",

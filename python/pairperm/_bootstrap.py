@@ -134,19 +134,28 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
     if not (isinstance(zero_division, (int, float)) and not isinstance(zero_division, bool) and 0 <= zero_division <= 1):
         raise ValueError(f"{func}: zero_division must be a number in [0, 1]; got {zero_division!r}")
     name, fn = _metric_function(metric, xa.shape[1:], n, beta, zero_division, func)
-    if name in ("f1", "macro_f1", "bleu"):
-        for arr_name, arr in (("x", xa), ("y", ya)):
-            neg = arr < 0
-            if neg.any():
-                raise ValueError(f"{func}: {arr_name} holds counts and must be non-negative; got {arr[neg][0]!r} "
-                                 f"at index {tuple(int(i) for i in np.argwhere(neg)[0])}")
+    for arr_name, arr in (("x", xa), ("y", ya)):
+        check_counts(arr, arr_name, name, func)
     return xa, ya, name, fn, opts
 
 
-def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], opts: Any) -> np.ndarray:
-    """deltas() of every resample's summed statistics, in blocks (one seeded stream per block)."""
+def check_counts(arr: np.ndarray, name: str, metric: str, func: str) -> None:
+    """The count-based metrics (F1, BLEU) need non-negative statistics."""
+    if metric in ("f1", "macro_f1", "bleu"):
+        neg = arr < 0
+        if neg.any():
+            raise ValueError(f"{func}: {name} holds counts and must be non-negative; got {arr[neg][0]!r} "
+                             f"at index {tuple(int(i) for i in np.argwhere(neg)[0])}")
+
+
+def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], opts: Any,
+               width: Optional[int] = None) -> np.ndarray:
+    """deltas() of every resample's summed statistics, in blocks (one seeded stream per block):
+    shape (K,), or (K, width) when deltas() returns `width` values per resample. The count
+    vectors depend only on the seed, N and K, so every column of `stats` (every system) sees
+    the same resamples."""
     n, k_total = len(stats), opts.n_resamples
-    out = np.empty(k_total)
+    out = np.empty(k_total if width is None else (k_total, width))
     block = max(1, min(k_total, _BLOCK_ELEMENTS // n))
     for i, start in enumerate(range(0, k_total, block)):
         k = min(block, k_total - start)

@@ -1,0 +1,56 @@
+"""Cost of the confidence intervals next to one exact permutation test, side by side in one run.
+
+At N = 10^4 (the papers' POS-tagging data, pairperm.datasets): one permutation-inversion
+interval (saddlepoint route) and one exact interval at N = 30 and 40, against one exact
+permutation_test; and the bootstrap intervals (percentile and BCa) of 30 systems and all 435
+pairs from one shared set of resamples, against bootstrap_test of one pair.
+
+    python bench/intervals.py              # --repeats 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+
+import numpy as np
+
+import pairperm
+from pairperm import datasets
+from timing import median_seconds
+
+N = 10_000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--resamples", type=int, default=1000)
+    args = ap.parse_args()
+    r = args.repeats
+    print(f"# intervals benchmark: pairperm {pairperm.__version__}, Python {platform.python_version()}, "
+          f"NumPy {np.__version__}, {os.cpu_count()} cores; median of {r} runs after a warm-up, seconds")
+    a, b = datasets.stanza_pos_like(N, seed=0)
+    t_test = median_seconds(lambda: pairperm.permutation_test(a, b), r)
+    t_shift = median_seconds(lambda: pairperm.shift_interval(a, b), r)
+    print(f"permutation_test N={N}:               {t_test:.3g}")
+    print(f"shift_interval N={N} (saddlepoint):  {t_shift:.3g}   ratio {t_shift / t_test:.1f}")
+    for n in (30, 40):
+        t = median_seconds(lambda n=n: pairperm.shift_interval(a[:n], b[:n], method="exact"), max(1, r // 3))
+        print(f"shift_interval N={n} (exact):          {t:.3g}")
+
+    rng = np.random.default_rng(1)
+    systems = np.where(rng.random((30, N)) < np.linspace(0, 1, 30)[:, None], a, b)
+    k = args.resamples
+    t_boot = median_seconds(lambda: pairperm.bootstrap_test(systems[0], systems[1], n_resamples=k, rng=0), r)
+    print(f"bootstrap_test one pair, K={k}:        {t_boot:.3g}")
+    for method in ("percentile", "bca"):
+        t = median_seconds(lambda m=method: pairperm.bootstrap_intervals(systems, n_resamples=k, rng=0, method=m),
+                           max(1, r // 2))
+        print(f"bootstrap_intervals 30 systems, 435 pairs, {method}: {t:.3g}   "
+              f"ratio to one permutation_test {t / t_test:.0f}, per pair {t / 435 / t_test:.1f}")
+
+
+if __name__ == "__main__":
+    main()

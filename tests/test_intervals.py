@@ -1,0 +1,378 @@
+"""Confidence intervals: the permutation-test inversion interval against brute force over all
+2^n swap patterns in exact fractions, and the paired bootstrap intervals against scipy and
+an independent implementation of Efron's BCa formulas on the same resamples."""
+
+import inspect
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm._bootstrap import f1_from_sums
+
+# ---------------------------------------------------------------- references
+
+
+def subset_means(d):
+    """All 2^n - 1 non-empty subset means of d, sorted, as exact fractions."""
+    d = [Fraction(v) for v in d]
+    return sorted(Fraction(sum(d[i] for i in f), len(f))
+                  for r in range(1, len(d) + 1) for f in itertools.combinations(range(len(d)), r))
+
+
+def exact_p_greater(d, delta):
+    """p of the sign-flip test of d - delta, alternative "greater" (P[S >= T], ties counting),
+    by listing all 2^n swap patterns in exact fractions."""
+    e = [Fraction(v) - delta for v in d]
+    t = sum(e)
+    hits = sum(1 for signs in itertools.product((1, -1), repeat=len(e)) if sum(s * v for s, v in zip(signs, e)) >= t)
+    return Fraction(hits, 2 ** len(e))
+
+
+def brute_interval(d, confidence_level, alternative):
+    """Hartigan's order statistics of the subset means: (low, high) as fractions or infinities."""
+    alpha = 1 - Fraction(confidence_level)
+    tail = alpha / 2 if alternative == "two-sided" else alpha
+    means = subset_means(d)
+    k = math.floor(tail * 2 ** len(d))
+    low = -math.inf if k == 0 or alternative == "less" else means[k - 1]
+    high = math.inf if k == 0 or alternative == "greater" else means[-k]
+    return low, high, tail
+
+
+def as_float(v):
+    return v if isinstance(v, float) else float(v)
+
+
+# ---------------------------------------------------------------- inversion interval
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("n", [1, 2, 4, 6, 9, 11])
+@pytest.mark.parametrize("confidence_level", [0.8, 0.95])
+def test_integer_shift_interval_is_exactly_the_brute_force_one(n, alternative, confidence_level):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 8, n)
+    y = rng.integers(0, 6, n)
+    r = pairperm.shift_interval(x, y, confidence_level=confidence_level, alternative=alternative)
+    low, high, _ = brute_interval((x - y).tolist(), confidence_level, alternative)
+    assert r.method == "exact"
+    assert r.mean_difference == (as_float(low), as_float(high))
+    assert r.sum_difference == pytest.approx((n * as_float(low), n * as_float(high)))
+
+
+@pytest.mark.parametrize("n", [3, 7, 10, 12])
+def test_real_shift_interval_matches_brute_force_to_round_off(n):
+    rng = np.random.default_rng(100 + n)
+    d = rng.standard_t(3, n) * 0.37 + 0.1
+    r = pairperm.shift_interval(d, confidence_level=0.9)
+    low, high, _ = brute_interval(d.tolist(), 0.9, "two-sided")
+    width = float(d.max() - d.min())
+    for got, want in zip(r.mean_difference, (low, high)):
+        if math.isinf(want):
+            assert got == want
+        else:
+            assert abs(got - float(want)) <= 1e-12 * width
+
+
+@pytest.mark.parametrize("d", [[1, 0, 1, 2, 0, 2, 0, 3], [2, 2, 2, -1, 0, 5, 2], [-3, 1, 1, 1, 4, 0, 0, 2, 1]])
+def test_every_shift_inside_is_kept_and_every_shift_outside_rejected(d):
+    """The inversion property itself, at every subset mean (where p jumps) and between them."""
+    low, high = pairperm.shift_interval(d, confidence_level=0.9).mean_difference
+    # The endpoints are subset means, correctly rounded: recover the exact fractions.
+    low, high = (Fraction(v).limit_denominator(len(d)) for v in (low, high))
+    means = sorted(set(subset_means(d)))
+    candidates = means + [(a + b) / 2 for a, b in zip(means, means[1:])] + [means[0] - 1, means[-1] + 1]
+    tail = (1 - Fraction(0.9)) / 2
+    for delta in candidates:
+        kept = exact_p_greater(d, delta) > tail and exact_p_greater([-v for v in d], -delta) > tail
+        assert kept == (low <= delta <= high), delta
+
+
+def test_endpoints_belong_to_the_interval_when_items_equal_the_shift():
+    # d has items equal to the lower endpoint 0: at delta = 0 those items' sign flips change
+    # nothing, and the subsets of them tie at sum 0, which counts as extreme.
+    d = [0, 0, 0, 1, 2, 3, 1, 2]
+    r = pairperm.shift_interval(d, confidence_level=0.95, alternative="greater")
+    low = Fraction(r.mean_difference.low).limit_denominator(len(d))
+    tail = 1 - Fraction(0.95)
+    assert exact_p_greater(d, low) > tail
+    assert exact_p_greater(d, low - Fraction(1, 10**6)) <= tail
+    assert low == brute_interval(d, 0.95, "greater")[0]
+
+
+def test_degenerate_inputs():
+    assert pairperm.shift_interval([2.5]).mean_difference == (-math.inf, math.inf)
+    # All differences alike: every subset mean is that value.
+    assert pairperm.shift_interval([3] * 9).mean_difference == (3.0, 3.0)
+    assert pairperm.shift_interval(np.zeros(12)).sum_difference == (0.0, 0.0)
+    # Too few items to reject anything at this level: the whole line.
+    assert pairperm.shift_interval([1, 2, 3, 4, 5], confidence_level=0.99).mean_difference == (-math.inf, math.inf)
+
+
+@pytest.mark.parametrize("method", ["exact", "saddlepoint"])
+def test_scale_invariance_and_symmetry(method):
+    rng = np.random.default_rng(7)
+    d = rng.normal(0.3, 1.0, 14 if method == "exact" else 300)
+    base = pairperm.shift_interval(d, method=method).mean_difference
+    for factor in (2.0**-40, 2.0**60, 1e-300, 1e300):
+        low, high = pairperm.shift_interval(d * factor, method=method).mean_difference
+        assert low == pytest.approx(base.low * factor, rel=1e-12)
+        assert high == pytest.approx(base.high * factor, rel=1e-12)
+    mirrored = pairperm.shift_interval(-d, method=method).mean_difference
+    assert mirrored == pytest.approx((-base.high, -base.low), rel=1e-12)
+    # x - y and the differences themselves give the same interval.
+    assert pairperm.shift_interval(d + 5, np.full(len(d), 5.0), method=method).mean_difference == \
+        pytest.approx(base, rel=1e-9)
+
+
+@pytest.mark.parametrize("method", ["exact", "saddlepoint"])
+def test_intervals_are_nested_in_the_confidence_level(method):
+    rng = np.random.default_rng(3)
+    d = rng.integers(-2, 5, 16 if method == "exact" else 500)
+    previous = None
+    for level in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):
+        low, high = pairperm.shift_interval(d, confidence_level=level, method=method).mean_difference
+        if previous is not None:
+            assert low <= previous[0] and high >= previous[1]
+        previous = (low, high)
+        one_sided = pairperm.shift_interval(d, confidence_level=level, alternative="greater", method=method)
+        assert one_sided.mean_difference.low >= low
+
+
+def test_coverage_is_at_least_the_confidence_level():
+    """Exact under any symmetric noise: the shift is covered in >= 90% of datasets (here with
+    a binomial margin of 3 standard errors over 400 simulated datasets)."""
+    rng = np.random.default_rng(2024)
+    covered = 0
+    reps = 400
+    for _ in range(reps):
+        d = 1.5 + rng.laplace(0, 1, 10)
+        low, high = pairperm.shift_interval(d, confidence_level=0.9).mean_difference
+        covered += low <= 1.5 <= high
+    assert covered / reps >= 0.9 - 3 * math.sqrt(0.09 / reps)
+
+
+@pytest.mark.parametrize("n,kind", [(30, "int"), (32, "real"), (34, "int"), (36, "real")])
+def test_saddlepoint_endpoints_are_within_one_percent_of_the_width_of_exact_ones(n, kind):
+    rng = np.random.default_rng(n)
+    d = rng.integers(-3, 7, n) if kind == "int" else rng.gamma(2.0, 1.0, n) - 1.0
+    for alternative in ("two-sided", "greater"):
+        exact = pairperm.shift_interval(d, alternative=alternative, method="exact").mean_difference
+        approx = pairperm.shift_interval(d, alternative=alternative, method="saddlepoint").mean_difference
+        width = pairperm.shift_interval(d, method="exact").mean_difference
+        scale = width.high - width.low
+        for a, e in zip(approx, exact):
+            assert a == e or abs(a - e) <= 0.01 * scale
+
+
+@pytest.mark.parametrize("n", [200, 3000])
+def test_saddlepoint_endpoints_agree_with_the_exact_permutation_test(n):
+    """At large N, the library's exact integer test of d - delta (scaled to integers: a shift
+    delta = a / b is the test of b d - a) rejects just outside the interval and keeps just
+    inside it."""
+    rng = np.random.default_rng(n)
+    d = rng.integers(-4, 9, n)
+    low, high = pairperm.shift_interval(d, method="saddlepoint").mean_difference
+    margin = 0.01 * (high - low)
+    for delta, kept in ((low - margin, False), (low + margin, True), (high - margin, True), (high + margin, False)):
+        q = Fraction(delta).limit_denominator(10**4)
+        shifted = q.denominator * d - q.numerator
+        p_greater = pairperm.permutation_test(shifted, np.zeros(n, dtype=np.int64), alternative="greater").pvalue
+        p_less = pairperm.permutation_test(shifted, np.zeros(n, dtype=np.int64), alternative="less").pvalue
+        assert (min(p_greater, p_less) > 0.025) == kept
+
+
+def test_auto_picks_exact_for_few_items_and_the_saddlepoint_beyond():
+    assert pairperm.shift_interval(np.arange(30) % 4).method == "exact"
+    assert pairperm.shift_interval(np.arange(31) % 4).method == "saddlepoint"
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(x=[]), "no items"),
+    (dict(x=[1, 2], y=[1]), "same length"),
+    (dict(x=[1.0, np.nan]), "NaN"),
+    (dict(x=[1, 2], method="fast"), "method must be one of"),
+    (dict(x=[1, 2], alternative="bigger"), "alternative must be one of"),
+    (dict(x=[1, 2], confidence_level=1.0), "confidence_level"),
+    (dict(x=np.arange(41), method="exact"), "N <= 40"),
+    (dict(x=[[1, 2]]), "1-D"),
+    (dict(x=[2**60, -(2**60)], y=[-(2**60), 2**60]), "2\\*\\*53"),
+])
+def test_shift_interval_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pairperm.shift_interval(**kwargs)
+
+
+# ---------------------------------------------------------------- paired bootstrap
+
+
+def test_pairs_share_the_resamples_of_bootstrap_test():
+    rng = np.random.default_rng(1)
+    scores = rng.integers(0, 10, (4, 60))
+    r = pairperm.bootstrap_intervals(scores, n_resamples=3000, rng=11, method="percentile")
+    dist = r.bootstrap_distribution
+    for p, (i, j) in enumerate(r.pairs.tolist()):
+        t = pairperm.bootstrap_test(scores[i], scores[j], n_resamples=3000, rng=11)
+        np.testing.assert_array_equal(dist[:, i] - dist[:, j], t.bootstrap_distribution)
+        assert tuple(r.difference_intervals[p]) == t.confidence_interval
+        assert r.differences[p] == t.statistic
+    # Each system alone sees the same resamples as in the shared run.
+    alone = pairperm.bootstrap_intervals([scores[2]], n_resamples=3000, rng=11, method="percentile")
+    np.testing.assert_array_equal(alone.bootstrap_distribution[:, 0], dist[:, 2])
+    assert r.pairs.tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+
+
+def test_shared_resamples_recomputed_from_the_count_vectors():
+    """Every column of the distribution is the metric of the same count vectors times that
+    system's statistics (F1 from summed tp/fp/fn)."""
+    rng = np.random.default_rng(5)
+    n, k = 40, 3
+    scores = rng.integers(0, 5, (k, n, 3))
+    r = pairperm.bootstrap_intervals(scores, "f1", n_resamples=500, rng=3, method="percentile")
+    # One system's resampled metric determines the resample only up to ties; use the counts
+    # drawn for a one-hot "mean" metric, whose resampled sums are the count vectors themselves.
+    counts = np.stack([pairperm.bootstrap_intervals([np.eye(n)[i]], n_resamples=500, rng=3,
+                                                    method="percentile").bootstrap_distribution[:, 0] * n
+                       for i in range(n)], axis=1)
+    np.testing.assert_allclose(counts.sum(axis=1), n)
+    for j in range(k):
+        np.testing.assert_allclose(r.bootstrap_distribution[:, j], f1_from_sums(counts @ scores[j]), rtol=1e-12)
+    np.testing.assert_allclose(r.estimates, [f1_from_sums(s.sum(axis=0)) for s in scores])
+
+
+def percentile_reference(values, tail):
+    from scipy import stats
+
+    return stats.scoreatpercentile(values, 100 * tail), stats.scoreatpercentile(values, 100 * (1 - tail))
+
+
+def efron_bca(values, estimate, jackknife, tail):
+    """Efron & Tibshirani (1993), eq. 14.10-14.15, written out independently."""
+    from scipy import stats
+
+    z0 = stats.norm.ppf((np.sum(values < estimate) + np.sum(values <= estimate)) / (2 * len(values)))
+    u = jackknife.mean() - jackknife
+    a = np.sum(u**3) / (6 * np.sum(u**2) ** 1.5)
+    levels = [stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in stats.norm.ppf([tail, 1 - tail])]
+    return tuple(np.percentile(values, 100 * np.array(levels)))
+
+
+def test_percentile_and_bca_endpoints_equal_the_references_on_the_same_resamples():
+    rng = np.random.default_rng(9)
+    n = 50
+    scores = rng.integers(0, 6, (3, n, 3))
+    for method in ("percentile", "bca"):
+        r = pairperm.bootstrap_intervals(scores, "f1", n_resamples=4000, rng=2, method=method, confidence_level=0.9)
+        for j in range(3):
+            values = r.bootstrap_distribution[:, j]
+            if method == "percentile":
+                want = percentile_reference(values, 0.05)
+            else:
+                # Jackknife by deleting each item and recomputing F1 from scratch.
+                jack = np.array([f1_from_sums(np.delete(scores[j], i, axis=0).sum(axis=0)) for i in range(n)])
+                want = efron_bca(values, r.estimates[j], jack, 0.05)
+            np.testing.assert_allclose(r.intervals[j], want, rtol=1e-12)
+        i, j = r.pairs[0]
+        diff = r.bootstrap_distribution[:, i] - r.bootstrap_distribution[:, j]
+        if method == "bca":
+            jack = np.array([f1_from_sums(np.delete(scores[i], m, axis=0).sum(axis=0))
+                             - f1_from_sums(np.delete(scores[j], m, axis=0).sum(axis=0)) for m in range(n)])
+            np.testing.assert_allclose(r.difference_intervals[0], efron_bca(diff, r.differences[0], jack, 0.05),
+                                       rtol=1e-12)
+
+
+def test_bca_equals_scipys_own_bca_code_on_the_same_resamples():
+    stats = pytest.importorskip("scipy.stats")
+    from scipy.stats import _resampling
+
+    params = inspect.signature(_resampling._bca_interval).parameters
+    if list(params) != ["data", "statistic", "axis", "alpha", "theta_hat_b", "batch", "xp"]:
+        pytest.skip("this scipy's private BCa helper has another signature; Efron's formulas are tested above")
+    rng = np.random.default_rng(4)
+    x = rng.gamma(2.0, 1.0, 80)
+    r = pairperm.bootstrap_intervals([x], n_resamples=5000, rng=8, method="bca")
+    values = r.bootstrap_distribution[:, 0]
+    lo, hi, _ = _resampling._bca_interval((x,), np.mean, axis=-1, alpha=0.025, theta_hat_b=values[None, :],
+                                          batch=None, xp=np)
+    want = stats.quantile(values, np.array([float(np.squeeze(lo)), float(np.squeeze(hi))]))
+    np.testing.assert_allclose(r.intervals[0], want, rtol=1e-12)
+
+
+def test_bca_agrees_with_scipy_bootstrap_on_a_normal_mean():
+    """Different resamples, same estimator: the endpoints agree within the resampling noise,
+    and over many datasets the coverage of the true mean is near the nominal level."""
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(21)
+    x = rng.normal(1.0, 2.0, 60)
+    ours = pairperm.bootstrap_intervals([x], n_resamples=20000, rng=1).intervals[0]
+    # The generator's keyword was random_state before scipy 1.15.
+    seed_kw = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+    theirs = stats.bootstrap((x,), np.mean, n_resamples=20000, method="BCa", **{seed_kw: np.random.default_rng(2)})
+    se = x.std(ddof=1) / math.sqrt(len(x))
+    assert abs(ours[0] - theirs.confidence_interval.low) < 0.05 * se
+    assert abs(ours[1] - theirs.confidence_interval.high) < 0.05 * se
+    covered = 0
+    for _ in range(200):
+        x = rng.normal(1.0, 2.0, 40)
+        low, high = pairperm.bootstrap_intervals([x], n_resamples=1000, rng=rng).intervals[0]
+        covered += low <= 1.0 <= high
+    assert 0.88 <= covered / 200 <= 0.99
+
+
+def test_one_sided_bootstrap_intervals():
+    rng = np.random.default_rng(6)
+    scores = rng.normal(size=(2, 50))
+    two = pairperm.bootstrap_intervals(scores, n_resamples=2000, rng=0, method="percentile", confidence_level=0.9)
+    less = pairperm.bootstrap_intervals(scores, n_resamples=2000, rng=0, method="percentile", confidence_level=0.95,
+                                        alternative="less")
+    greater = pairperm.bootstrap_intervals(scores, n_resamples=2000, rng=0, method="percentile",
+                                           confidence_level=0.95, alternative="greater")
+    assert np.all(np.isneginf(less.intervals[:, 0])) and np.all(np.isposinf(greater.intervals[:, 1]))
+    # The same quantile levels up to the rounding of 1 - 0.95 and (1 - 0.9) / 2.
+    np.testing.assert_allclose(less.intervals[:, 1], two.intervals[:, 1], rtol=1e-12)
+    np.testing.assert_allclose(greater.difference_intervals[:, 0], two.difference_intervals[:, 0], rtol=1e-12)
+
+
+def test_bleu_and_callable_metrics():
+    rng = np.random.default_rng(8)
+    n = 30
+    total = rng.integers(5, 20, (2, n, 1))
+    stats = np.concatenate([total, total, np.minimum(total, rng.integers(0, 15, (2, n, 4))),
+                            np.repeat(total, 4, axis=2)], axis=2)
+    r = pairperm.bootstrap_intervals(stats, "bleu", n_resamples=500, rng=0)
+    t = pairperm.bootstrap_test(stats[0], stats[1], "bleu", n_resamples=500, rng=0)
+    assert r.differences[0] == pytest.approx(t.statistic)
+    assert np.all(r.intervals[:, 0] <= r.estimates) and np.all(r.estimates <= r.intervals[:, 1])
+    custom = pairperm.bootstrap_intervals(stats, lambda s: s[:, 2] / s[:, 6], n_resamples=500, rng=0,
+                                          method="percentile")
+    np.testing.assert_allclose(custom.estimates, stats[:, :, 2].sum(axis=1) / stats[:, :, 6].sum(axis=1))
+
+
+def test_constant_scores_give_a_point_interval_and_bca_refuses_one_sided_resamples():
+    r = pairperm.bootstrap_intervals([np.full(20, 0.5), np.full(20, 0.5)], n_resamples=200, rng=0)
+    np.testing.assert_array_equal(r.intervals, [[0.5, 0.5], [0.5, 0.5]])
+    # A squared distance from the full-data sum is 0 on the full data and positive on every
+    # resample (real-valued sums never repeat it exactly): the bias correction is infinite.
+    x = np.random.default_rng(0).normal(size=20)
+    with pytest.raises(ValueError, match="method='percentile'"):
+        pairperm.bootstrap_intervals([x], lambda s: (s - x.sum()) ** 2, n_resamples=200, rng=0)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(scores=[]), "no systems"),
+    (dict(scores=[[1, 2], [1]]), "same length"),
+    (dict(scores=[[], []]), "no items"),
+    (dict(scores=[[1, 2], [3, 4]], method="BCa"), "method must be one of"),
+    (dict(scores=[[1, 2], [3, 4]], pairs=[[0, 2]]), "outside 0..1"),
+    (dict(scores=[[1, 2], [3, 4]], pairs=[0, 1]), "shape \\(P, 2\\)"),
+    (dict(scores=[[[1, 0, 0]], [[-1, 0, 0]]], metric="f1"), "non-negative"),
+    (dict(scores=[[1, 2], [3, 4]], n_resamples=0), "n_resamples"),
+    (dict(scores=[[1, 2], [3, 4]], confidence_level=0), "confidence_level"),
+])
+def test_bootstrap_interval_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pairperm.bootstrap_intervals(**kwargs)
