@@ -12,7 +12,7 @@ from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
 from ._montecarlo import monte_carlo_test
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
-from ._plot import plot_distribution, plot_pvalue_matrix, plot_result
+from ._plot import plot_differences, plot_distribution, plot_pvalue_matrix, plot_result
 from ._results import (
     BootstrapTestResult,
     CompareResult,
@@ -49,6 +49,7 @@ __all__ = [
     "monte_carlo_test",
     "null_distribution",
     "permutation_test",
+    "plot_differences",
     "plot_distribution",
     "plot_pvalue_matrix",
     "plot_result",
