@@ -458,6 +458,7 @@ def test_pvalue_matrix_clustering_groups_indistinguishable_blocks(one_sided):
         (dict(order="score"), "scores="),
         (dict(order="score", scores=[1.0, 2.0]), "scores must be 3"),
         (dict(order="score", scores=[1.0, np.nan, 2.0]), "finite"),
+        (dict(order="score", scores=["x", "y", "z"]), "scores must be 3 numbers"),
         (dict(order=[0, 0, 1]), "each of the 3 systems once"),
         (dict(order=[0, 1]), "each of the 3 systems once"),
         (dict(order=[0, 1, True]), "each of the 3 systems once"),

@@ -280,7 +280,10 @@ def _matrix_order(order: Any, n: int, names: list, scores: Any, lower_is_better:
         if order == "score":
             if scores is None:
                 raise ValueError(f"{func}: order='score' needs scores=, one number a system")
-            s = np.asarray(scores, dtype=np.float64)
+            try:
+                s = np.asarray(scores, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{func}: scores must be {n} numbers, one a system; got {scores!r}") from None
             if s.shape != (n,) or not np.all(np.isfinite(s)):
                 raise ValueError(f"{func}: scores must be {n} finite numbers, one a system; got shape {s.shape}")
             # Stable, so systems with equal scores keep their given order.
