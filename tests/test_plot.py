@@ -335,3 +335,300 @@ def test_cli_compare_plot_writes_png_and_keeps_stdout_json(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["compare", *paths, "--metric", "sum", "--plot", str(tmp_path / "no" / "dir.png")]) == 2
     assert "cannot write the figure" in capsys.readouterr().err
+
+
+# ---- p-value matrices of many systems
+
+
+def symmetric_pvalues(n, seed):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(1e-6, 1.0, (n, n)) ** 3  # plenty of cells on both sides of 0.05
+    p = np.triu(p, 1) + np.triu(p, 1).T
+    np.fill_diagonal(p, np.nan)
+    return p
+
+
+def shown_log10(p, alpha=0.05):
+    """What the heatmap shows: log10 p clipped to [min(-3, floor(log10 alpha) - 2), 0]."""
+    floor = min(-3.0, math.floor(math.log10(alpha)) - 2)
+    with np.errstate(divide="ignore"):
+        return np.clip(np.log10(p), floor, 0.0)
+
+
+def dots(ax):
+    """(row, column) of the significance dots."""
+    (points,) = ax.collections
+    return {(int(round(y)), int(round(x))) for x, y in points.get_offsets()}
+
+
+def test_pvalue_matrix_of_many_systems_marks_cells_with_dots_not_numbers():
+    n = 32
+    p = symmetric_pvalues(n, seed=1)
+    names = [f"system-{k}" for k in range(n)]
+    ax = pairperm.plot_pvalue_matrix(p, names, alpha=0.05)
+    assert len(ax.texts) == 0
+    significant = {(i, j) for i in range(n) for j in range(n) if p[i, j] < 0.05}
+    assert 0 < len(significant) < n * (n - 1)
+    assert dots(ax) == significant
+    assert [t.get_text() for t in ax.get_xticklabels()] == names
+    assert [t.get_text() for t in ax.get_yticklabels()] == names
+    assert {t.get_fontsize() for t in ax.get_yticklabels() + ax.get_xticklabels()} == {row_points(ax, n)}
+    assert {t.get_rotation() for t in ax.get_xticklabels()} == {90.0}
+    assert ax.pairperm_order == tuple(range(n))
+    # The boundary is the one cell labels use: p < alpha.
+    at_alpha = np.where(np.isnan(p), np.nan, 0.5)
+    at_alpha[0, 1] = at_alpha[1, 0] = 0.05
+    at_alpha[0, 2] = at_alpha[2, 0] = 0.04
+    assert dots(pairperm.plot_pvalue_matrix(at_alpha, names)) == {(0, 2), (2, 0)}
+    # Into small axes the labels shrink to stay one a row, down to a floor.
+    for side in (5, 2):
+        ax = pairperm.plot_pvalue_matrix(p, names, ax=plt.subplots(figsize=(side, side))[1])
+        size = row_points(ax, n)
+        assert size < _plot.TICK_POINTS[1] and {t.get_fontsize() for t in ax.get_yticklabels()} == {size}
+
+
+def row_points(ax, n):
+    """Font size that fits one tick label per row of the axes, within the legible range."""
+    row = ax.get_position().height * ax.figure.get_figheight() * 72 / n
+    low, high = _plot.TICK_POINTS
+    return min(high, max(low, _plot.TICK_FILL * row))
+
+
+def test_pvalue_matrix_cell_labels_can_be_chosen():
+    p = symmetric_pvalues(20, seed=2)
+    names = [str(k) for k in range(20)]
+    ax = pairperm.plot_pvalue_matrix(p, names, cell_labels=True)
+    assert len(ax.texts) == 20 * 19
+    p = np.array([[np.nan, 0.01, 0.5], [0.01, np.nan, 1e-5], [0.5, 1e-5, np.nan]])
+    ax = pairperm.plot_pvalue_matrix(p, ["a", "b", "c"], cell_labels=False)
+    assert len(ax.texts) == 0 and dots(ax) == {(0, 1), (1, 0), (1, 2), (2, 1)}
+
+
+@pytest.mark.parametrize("lower_is_better", [False, True])
+def test_pvalue_matrix_ordered_by_score(lower_is_better):
+    n = 31
+    p = symmetric_pvalues(n, seed=3)
+    p[0, 5] = np.nan  # a one-sided cell stays with its pair
+    names = [f"s{k}" for k in range(n)]
+    rng = np.random.default_rng(4)
+    scores = rng.integers(0, 10, n).astype(float)  # ties: they keep the given order
+    ax = pairperm.plot_pvalue_matrix(p, names, order="score", scores=scores, lower_is_better=lower_is_better)
+    order = ax.pairperm_order
+    key = (lambda k: (scores[k], k)) if lower_is_better else (lambda k: (-scores[k], k))
+    assert list(order) == sorted(range(n), key=key)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [names[k] for k in order]
+    image = ax.images[0].get_array()
+    expected = shown_log10(p)[np.ix_(order, order)]
+    assert np.array_equal(image.mask, np.isnan(expected))
+    assert np.array_equal(image.filled(np.nan), expected, equal_nan=True)
+    assert dots(ax) == {(i, j) for i in range(n) for j in range(n) if p[order[i], order[j]] < 0.05}
+    # The order drawn can be passed again, as positions or as names.
+    for again in (order, [names[k] for k in order]):
+        ax2 = pairperm.plot_pvalue_matrix(p, names, order=again)
+        assert ax2.pairperm_order == order
+        assert np.array_equal(ax2.images[0].get_array().filled(np.nan), expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("one_sided", [False, True])
+def test_pvalue_matrix_clustering_groups_indistinguishable_blocks(one_sided):
+    pytest.importorskip("scipy")
+    n = 34
+    rng = np.random.default_rng(5)
+    block = rng.permutation(np.arange(n) % 2)  # two blocks of 17, interleaved in the given order
+    same = block[:, None] == block[None, :]
+    p = np.where(same, rng.uniform(0.3, 1.0, (n, n)), rng.uniform(1e-9, 1e-4, (n, n)))
+    p = np.triu(p, 1) + np.triu(p, 1).T
+    np.fill_diagonal(p, np.nan)
+    if one_sided:  # only the tested direction of each pair is filled
+        p[np.tril_indices(n, -1)] = np.nan
+    names = [f"system-{k}" for k in range(n)]
+    ax = pairperm.plot_pvalue_matrix(p, names, order="cluster")
+    order = ax.pairperm_order
+    assert sorted(order) == list(range(n))
+    drawn_blocks = block[list(order)]
+    assert len(set(drawn_blocks[: n // 2])) == 1 and len(set(drawn_blocks[n // 2:])) == 1
+    assert [t.get_text() for t in ax.get_xticklabels()] == [names[k] for k in order]
+    assert not np.array_equal(block, np.sort(block))  # the given order did not have the blocks
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(order="best"), "order must be"),
+        (dict(order="score"), "scores="),
+        (dict(order="score", scores=[1.0, 2.0]), "scores must be 3"),
+        (dict(order="score", scores=[1.0, np.nan, 2.0]), "finite"),
+        (dict(order="score", scores=["x", "y", "z"]), "scores must be 3 numbers"),
+        (dict(order=[0, 0, 1]), "each of the 3 systems once"),
+        (dict(order=[0, 1]), "each of the 3 systems once"),
+        (dict(order=[0, 1, True]), "each of the 3 systems once"),
+        (dict(order=["a", "b", "z"]), "unknown systems: 'z'"),
+    ],
+)
+def test_pvalue_matrix_rejects_bad_orders(kwargs, message):
+    p = np.array([[np.nan, 0.01, 0.5], [0.01, np.nan, 1e-5], [0.5, 1e-5, np.nan]])
+    with pytest.raises(ValueError, match=message):
+        pairperm.plot_pvalue_matrix(p, ["a", "b", "c"], **kwargs)
+
+
+# ---- differences to a baseline
+
+
+def difference_table(n_systems, n_tasks, seed, flip_every=3, extra_pairs=False):
+    """Rows of a comparison table against "base" (some with the baseline as system_a), and
+    the expected drawing: {(system, task): (system - base, interval, significant)}."""
+    rng = np.random.default_rng(seed)
+    rows, expected = [], {}
+    for t in range(n_tasks):
+        task = f"task-{t}"
+        scale = 10.0 ** rng.uniform(-2, 1)
+        for k in range(n_systems):
+            system = f"sys{k}"
+            d = float(rng.normal(0, scale))
+            low, high = d - scale * float(rng.uniform(0.1, 1)), d + scale * float(rng.uniform(0.1, 1))
+            p = float(rng.choice([0.001, 0.05, 0.2, 0.9]))
+            significant = p <= 0.05
+            if k % flip_every == 0:  # base against the system: the table holds base - system
+                rows.append(dict(task=task, system_a="base", system_b=system, difference=-d, ci_low=-high,
+                                 ci_high=-low, statistic=0.0, pvalue=p / 2, pvalue_adjusted=p, test="t", engine="e"))
+            else:
+                rows.append(dict(task=task, system_a=system, system_b="base", difference=d, ci_low=low,
+                                 ci_high=high, statistic=0.0, pvalue=p / 2, pvalue_adjusted=p, test="t", engine="e"))
+            expected[system, task] = (d, (low, high), significant)
+        if extra_pairs:  # an all-pairs table also holds pairs without the baseline
+            rows.append(dict(task=task, system_a="sys0", system_b="sys1", difference=123.0, ci_low=0.0, ci_high=999.0,
+                             statistic=0.0, pvalue=0.5, pvalue_adjusted=0.5, test="t", engine="e"))
+    return rows, expected
+
+
+def drawn_differences(axes):
+    """{(system, task): (centre, (low, high) or None, filled marker)} read from the artists."""
+    systems = [t.get_text() for t in axes[0].get_yticklabels()]
+    out = {}
+    for ax in axes:
+        task = ax.get_title()
+        segments = {}
+        for collection in ax.collections:
+            for (x0, y0), (x1, y1) in collection.get_segments():
+                assert y0 == y1
+                segments[systems[int(round(y0))]] = (min(x0, x1), max(x0, x1))
+        for line in ax.get_lines():
+            if line.get_marker() != "o":
+                continue
+            filled = matplotlib.colors.to_hex(line.get_markerfacecolor()) == "#000000"
+            for x, y in zip(line.get_xdata(), line.get_ydata()):
+                system = systems[int(round(y))]
+                assert (system, task) not in out
+                out[system, task] = (x, segments.pop(system, None), filled)
+        assert not segments  # every interval has its centre
+    return systems, out
+
+
+def check_drawn(axes, expected):
+    systems, drawn = drawn_differences(axes)
+    assert set(drawn) == set(expected)
+    for key, (centre, interval, significant) in expected.items():
+        got_centre, got_interval, filled = drawn[key]
+        assert got_centre == pytest.approx(centre, rel=1e-12, abs=1e-15)
+        assert got_interval == pytest.approx(interval, rel=1e-12, abs=1e-15)
+        assert filled == significant, key
+    return systems
+
+
+def test_differences_30_systems_12_tasks_draws_each_interval_once():
+    rows, expected = difference_table(30, 12, seed=6)
+    axes = pairperm.plot_differences(rows)  # the baseline is the one system in every row
+    assert len(axes) == 12
+    assert [ax.get_title() for ax in axes] == [f"task-{t}" for t in range(12)]
+    systems = check_drawn(axes, expected)
+    # Best mean difference first.
+    mean = {s: np.mean([expected[s, f"task-{t}"][0] for t in range(12)]) for s in systems}
+    assert systems == sorted(mean, key=lambda s: -mean[s])
+    assert any(v[2] for v in expected.values()) and not all(v[2] for v in expected.values())
+    # A zero line on every panel; 12 tasks wrap into two rows of six panels.
+    for ax in axes:
+        assert any(list(line.get_xdata()) == [0, 0] for line in ax.get_lines())
+    assert {ax.get_subplotspec().get_gridspec().get_geometry() for ax in axes} == {(2, 6)}
+    assert axes[-1].get_xlabel() == "difference to base"
+    labels = [t.get_text() for t in axes[0].figure.legends[0].get_texts()]
+    assert labels == ["not significant", "adjusted p <= 0.05"]
+
+
+def test_differences_lower_is_better_all_pairs_and_dataframe():
+    rows, expected = difference_table(6, 3, seed=7, extra_pairs=True)
+    axes = pairperm.plot_differences(rows, baseline="base", lower_is_better=True, columns=2)
+    systems = check_drawn(axes, expected)
+    mean = {s: np.mean([expected[s, f"task-{t}"][0] for t in range(3)]) for s in systems}
+    assert systems == sorted(mean, key=lambda s: mean[s])
+    assert {ax.get_subplotspec().get_gridspec().get_geometry() for ax in axes} == {(2, 2)}
+    pd = pytest.importorskip("pandas")
+    frame_axes = pairperm.plot_differences(pd.DataFrame(rows), baseline="base", lower_is_better=True)
+    assert drawn_differences(frame_axes) == drawn_differences(axes)
+
+
+def test_differences_raw_pvalues_boundary_missing_cells_and_own_axes():
+    rows = [
+        dict(task="t1", system_a="A", system_b="base", difference=0.5, ci_low=0.1, ci_high=0.9, pvalue=0.05,
+             pvalue_adjusted=0.2),
+        # A percentile interval that misses its point estimate is drawn as it is.
+        dict(task="t1", system_a="B", system_b="base", difference=-0.5, ci_low=-0.4, ci_high=-0.1, pvalue=0.5,
+             pvalue_adjusted=0.05),
+        # No interval: the marker only. C has no row on t1.
+        dict(task="t2", system_a="C", system_b="base", difference=2.0, ci_low=math.nan, ci_high=math.nan,
+             pvalue=0.01, pvalue_adjusted=0.02),
+    ]
+    fig, axes = plt.subplots(1, 2)
+    drawn = pairperm.plot_differences(rows, ax=axes)
+    assert list(drawn) == list(axes)
+    check_drawn(drawn, {("A", "t1"): (0.5, (0.1, 0.9), False), ("B", "t1"): (-0.5, (-0.4, -0.1), True),
+                        ("C", "t2"): (2.0, None, True)})
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["C", "A", "B"]
+    drawn = pairperm.plot_differences(rows, ax=plt.subplots(1, 2)[1], adjusted=False)
+    check_drawn(drawn, {("A", "t1"): (0.5, (0.1, 0.9), True), ("B", "t1"): (-0.5, (-0.4, -0.1), False),
+                        ("C", "t2"): (2.0, None, True)})
+    (ax,) = pairperm.plot_differences(rows[:2], ax=plt.subplots()[1], alpha=0.01)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["not significant"]
+
+
+def good_rows():
+    return [dict(task="t", system_a="A", system_b="base", difference=1.0, ci_low=0.5, ci_high=1.5,
+                 pvalue=0.01, pvalue_adjusted=0.02),
+            dict(task="t", system_a="B", system_b="base", difference=-1.0, ci_low=-1.5, ci_high=-0.5,
+                 pvalue=0.01, pvalue_adjusted=0.02)]
+
+
+def edited(k, **changes):
+    rows = good_rows()
+    rows[k] = {**rows[k], **changes}
+    return rows
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: pairperm.plot_differences([{k: v for k, v in r.items() if k not in ("ci_low", "task")}
+                                            for r in good_rows()]), "lacks columns 'task', 'ci_low'"),
+        (lambda: pairperm.plot_differences([{k: v for k, v in r.items() if k != "pvalue"} for r in good_rows()],
+                                           adjusted=False), "lacks column 'pvalue'"),
+        (lambda: pairperm.plot_differences(good_rows(), baseline="nobody"), "baseline 'nobody' is not a system"),
+        (lambda: pairperm.plot_differences(good_rows() + edited(0, system_a="A", system_b="B")), "pass baseline="),
+        (lambda: pairperm.plot_differences(good_rows()[:1]), "'A', 'base'"),
+        (lambda: pairperm.plot_differences([]), "no rows"),
+        (lambda: pairperm.plot_differences({"task": ["t"]}), "DataFrame or a sequence"),
+        (lambda: pairperm.plot_differences([("t", "A", "base")]), "row 0 of the table is a tuple"),
+        (lambda: pairperm.plot_differences(edited(1, difference="big")), "row 1, column 'difference'"),
+        (lambda: pairperm.plot_differences(edited(1, difference=math.inf)), "row 1: difference must be finite"),
+        (lambda: pairperm.plot_differences(edited(0, ci_low=2.0)), r"row 0: the interval"),
+        (lambda: pairperm.plot_differences(edited(0, ci_low=math.nan)), r"row 0: the interval"),
+        (lambda: pairperm.plot_differences(edited(1, pvalue_adjusted=1.5)), "row 1: pvalue_adjusted"),
+        (lambda: pairperm.plot_differences(edited(1, system_a="A"), baseline="base"), "second row for 'A'"),
+        (lambda: pairperm.plot_differences(edited(1, system_a="base")), "row 1 compares 'base' with itself"),
+        (lambda: pairperm.plot_differences(good_rows(), alpha=0), "alpha"),
+        (lambda: pairperm.plot_differences(good_rows(), columns=0), "columns"),
+        (lambda: pairperm.plot_differences(good_rows() + [{**good_rows()[0], "task": "u"}], ax=plt.subplots()[1]),
+         "one Axes per task: 2 tasks, 1 Axes"),
+    ],
+)
+def test_differences_reject_bad_tables(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

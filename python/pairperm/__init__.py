@@ -13,7 +13,7 @@ from ._f1 import f1_test, precision_test, recall_test
 from ._intervals import BootstrapIntervals, ConfidenceInterval, ShiftInterval, bootstrap_intervals, shift_interval
 from ._montecarlo import monte_carlo_test
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
-from ._plot import plot_distribution, plot_pvalue_matrix, plot_result
+from ._plot import plot_differences, plot_distribution, plot_pvalue_matrix, plot_result
 from ._results import (
     BootstrapTestResult,
     CompareResult,
@@ -54,6 +54,7 @@ __all__ = [
     "monte_carlo_test",
     "null_distribution",
     "permutation_test",
+    "plot_differences",
     "plot_distribution",
     "plot_pvalue_matrix",
     "plot_result",
