@@ -311,6 +311,22 @@ def test_systems_plot_one_sided_baseline_fills_tested_cells_only():
     assert "Bonferroni-adjusted" in ax.get_title()
 
 
+def test_systems_plot_of_many_systems_marks_dots_and_orders_by_metric():
+    rng = np.random.default_rng(11)
+    truth = rng.random(300) < 0.6
+    systems = {f"s{k:02d}": (rng.random(300) < 0.55 + 0.02 * k).astype(np.int64) for k in range(18)}
+    systems["best"] = truth.astype(np.int64) | systems["s17"]
+    res = pairperm.compare_systems(systems, metric="sum")
+    ax = res.plot(order="score")
+    assert not ax.texts  # past 15 systems: dots, and the title names the dot, not a star
+    assert ax.get_title() == f"pairwise p-values ({_plot.SIGNIFICANT_DOT} Holm-adjusted p <= 0.05)"
+    ranked = sorted(range(len(res.names)), key=lambda i: -res.metric_values[i])
+    assert [t.get_text() for t in ax.get_yticklabels()] == [res.names[i] for i in ranked]
+    ax = res.plot(cell_labels=True)
+    assert len(ax.texts) == len(res.names) * (len(res.names) - 1)
+    assert ax.get_title().startswith("pairwise p-values (* ")
+
+
 def test_systems_plot_rejects_bad_alpha(comparison):
     with pytest.raises(ValueError, match="alpha"):
         comparison.plot(alpha=1.5)

@@ -351,7 +351,8 @@ class SystemsComparison:
             )
         return "\n".join(lines)
 
-    def plot(self, ax: Any = None, adjusted: bool = True, alpha: Optional[float] = None) -> Any:
+    def plot(self, ax: Any = None, adjusted: bool = True, alpha: Optional[float] = None, *, order: Any = None,
+             cell_labels: Optional[bool] = None) -> Any:
         """Draw :meth:`pvalue_matrix` with :func:`pairperm.plot_pvalue_matrix` (needs matplotlib).
 
         Parameters
@@ -361,8 +362,13 @@ class SystemsComparison:
         adjusted : bool
             Show the adjusted p-values (default) or the raw ones.
         alpha : float, optional
-            Cells with ``p <= alpha`` get a ``*``, the rule of the ``significant`` column;
-            default: the comparison's ``alpha``.
+            Cells with ``p <= alpha`` are marked (a ``*`` after the label, or a dot), the
+            rule of the ``significant`` column; default: the comparison's ``alpha``.
+        order : None, "score", "cluster" or sequence, optional
+            Order of the systems, as in :func:`pairperm.plot_pvalue_matrix`; ``"score"``
+            orders by :attr:`metric_values`, best first.
+        cell_labels : bool, optional
+            Label each cell with its p-value; default: up to 15 systems, dots beyond.
 
         Returns
         -------
@@ -380,17 +386,19 @@ class SystemsComparison:
         >>> ax.get_title()
         'pairwise p-values (* Holm-adjusted p <= 0.05)'
         """
-        from ._plot import plot_pvalue_matrix
+        from ._plot import SIGNIFICANT_DOT, plot_pvalue_matrix
 
         level = self.alpha if alpha is None else float(alpha)
         if not 0 < level < 1:
             raise ValueError(f"SystemsComparison.plot: alpha must be in (0, 1); got {alpha!r}")
         # plot_pvalue_matrix marks p < alpha; significance here is p <= alpha, which is
         # p < the next double above alpha.
+        scores = [float(v) for v in self.metric_values] if order == "score" else None
         ax = plot_pvalue_matrix(self.pvalue_matrix(adjusted), self.names, alpha=float(np.nextafter(level, 1.0)),
-                                ax=ax)
+                                ax=ax, order=order, scores=scores, cell_labels=cell_labels)
         kind = _ADJUSTED_NAMES.get(self.correction or "") if adjusted else None
-        ax.set_title(f"pairwise p-values (* {kind + ' ' if kind else ''}p <= {level:g})")
+        mark = "*" if ax.texts else SIGNIFICANT_DOT
+        ax.set_title(f"pairwise p-values ({mark} {kind + ' ' if kind else ''}p <= {level:g})")
         return ax
 
     def __repr__(self) -> str:
