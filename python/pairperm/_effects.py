@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 from ._distribution import Distribution, MultiDistribution
-from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length
+from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length, name_too_large
 
 __all__ = ["LocalEffects", "NullRecipe"]
 
@@ -34,18 +34,26 @@ class LocalEffects:
     _paired: bool
 
     @classmethod
-    def paired(cls, x: np.ndarray, y: np.ndarray) -> LocalEffects:
-        """Scores of two systems, validated (N,) of one dtype: the local effects of T = sum(x) - sum(y)."""
+    def paired(cls, x: np.ndarray, y: np.ndarray, func: str = "", names: tuple[str, str] = ("x", "y")) -> LocalEffects:
+        """Scores of two systems, validated (N,) of one dtype: the local effects of T = sum(x) - sum(y).
+        The core's summary also refuses integers too large for its sums (see `as_score_pair`)."""
         if x.dtype.kind == "f":
             return cls(None, x, y, True)
-        return cls(_core.summarize_paired(x, y), x, y, True)
+        try:
+            return cls(_core.summarize_paired(x, y), x, y, True)
+        except ValueError as exc:
+            name_too_large(((x, names[0]), (y, names[1])), func, exc)
 
     @classmethod
-    def from_arrays(cls, stay: np.ndarray, swap: np.ndarray) -> LocalEffects:
+    def from_arrays(cls, stay: np.ndarray, swap: np.ndarray, func: str = "",
+                    names: tuple[str, str] = ("stay", "swap")) -> LocalEffects:
         """Validated int64 stay and swap of equal shape (N,) or (N, m)."""
-        if stay.ndim == 1:
-            return cls(_core.summarize(stay, swap), stay, swap, False)
-        return cls(_core.summarize_multi(stay, swap), stay, swap, False)
+        try:
+            if stay.ndim == 1:
+                return cls(_core.summarize(stay, swap), stay, swap, False)
+            return cls(_core.summarize_multi(stay, swap), stay, swap, False)
+        except ValueError as exc:
+            name_too_large(((stay, names[0]), (swap, names[1])), func, exc)
 
     @classmethod
     def real(cls, stay: np.ndarray, swap: np.ndarray) -> LocalEffects:
@@ -70,7 +78,7 @@ class LocalEffects:
                 stay_a, swap_a = stay_a[:, 0].copy(), swap_a[:, 0].copy()
         if stay_a.dtype.kind == "f":
             return cls.real(stay_a, swap_a)
-        return cls.from_arrays(stay_a, swap_a)
+        return cls.from_arrays(stay_a, swap_a, func, names)
 
     @cached_property
     def stay(self) -> np.ndarray:

@@ -116,7 +116,7 @@ def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamp
     rtol = check_rtol(rtol, func)
     x_a, y_a = as_score_pair(x, y, func)
     check_real_difference(x_a, y_a, func)
-    effects = LocalEffects.paired(x_a, y_a)
+    effects = LocalEffects.paired(x_a, y_a, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     return effects, statistic_for(effects, None, rtol, func), mc
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Literal, Optional
+from typing import Any, Literal, NoReturn, Optional, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -134,6 +134,17 @@ def _check_magnitude(arr: np.ndarray, name: str, func: str) -> None:
             raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} is too large; values must be below 2**61 in magnitude")
 
 
+def name_too_large(arrays: Sequence[tuple[np.ndarray, str]], func: str, error: ValueError) -> NoReturn:
+    """Raise for integers whose sums the core refused: naming the first entry that is too
+    large on its own, else the sum. Any other error of the core is raised as it is."""
+    if "2^61" not in str(error):
+        raise error
+    for arr, name in arrays:
+        _check_magnitude(arr, name, func)
+    names = " and ".join(name for _, name in arrays)
+    raise ValueError(f"{func}: {names} are too large together: {error}") from None
+
+
 def as_int_array(
     values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1, hint: str = REAL_VALUED_HINT
 ) -> np.ndarray:
@@ -175,14 +186,21 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, fu
     return int(a.shape[0])
 
 
-def as_real_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
-    """Validate real-valued data (rank-based and bootstrap tests); int64 stays int64 so differences stay exact."""
+def as_real_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1,
+                  core_checks_int64: bool = False) -> np.ndarray:
+    """Validate real-valued data (rank-based and bootstrap tests); int64 stays int64 so differences stay exact.
+
+    With `core_checks_int64`, signed integers are passed on unread: the caller hands them to
+    the core's summary, which refuses magnitudes its sums cannot hold in the same pass (and
+    :func:`name_too_large` then names the entry). Unsigned ones are always checked here, as
+    the cast to int64 would wrap them."""
     arr = _read(values, name, func, ndim)
     kind = arr.dtype.kind
     if kind == "b":
         return np.ascontiguousarray(arr, dtype=np.int64)
     if kind in "iu":
-        _check_magnitude(arr, name, func)
+        if kind == "u" or not core_checks_int64:
+            _check_magnitude(arr, name, func)
         return np.ascontiguousarray(arr, dtype=np.int64)
     if kind != "f":
         raise ValueError(f"{func}: {name} must hold real numbers; got dtype {arr.dtype}")
@@ -207,9 +225,10 @@ def apply_vectorised(fn: Any, values: np.ndarray, k: int, func: str, what: str =
     return out if out.dtype.kind in "iu" else out.astype(np.float64, copy=False)
 
 
-def as_scores(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
+def as_scores(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] = 1,
+              core_checks_int64: bool = False) -> np.ndarray:
     """Integer-valued data as int64 (so the exact integer engines apply), anything else real as float64."""
-    arr = as_real_array(values, name, func, ndim=ndim)
+    arr = as_real_array(values, name, func, ndim=ndim, core_checks_int64=core_checks_int64)
     if arr.dtype.kind == "f" and (arr.size == 0 or (np.all(arr == np.floor(arr)) and np.abs(arr).max() < 2**53)):
         return arr.astype(np.int64)
     return arr
@@ -217,10 +236,13 @@ def as_scores(values: Any, name: str, func: str, *, ndim: int | tuple[int, ...] 
 
 def as_score_pair(x: Any, y: Any, func: str, *, ndim: int | tuple[int, ...] = 1,
                   names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray]:
-    """Two systems' scores (or local effects) of one kind: both int64, or both float64."""
+    """Two systems' scores (or local effects) of one kind: both int64, or both float64.
+
+    Integer pairs always go on to the core's summary (:class:`LocalEffects`), whose pass over
+    the data also refuses magnitudes beyond its sums: they are not read a second time here."""
     check_paired_index(x, y, names, func)
-    xa = as_scores(x, names[0], func, ndim=ndim)
-    ya = as_scores(y, names[1], func, ndim=ndim)
+    xa = as_scores(x, names[0], func, ndim=ndim, core_checks_int64=True)
+    ya = as_scores(y, names[1], func, ndim=ndim, core_checks_int64=True)
     check_same_length(xa, ya, names[0], names[1], func)
     if xa.dtype == ya.dtype:
         return xa, ya
