@@ -15,6 +15,9 @@ from ._systems import _LOWER_IS_BETTER, _latex_escape, _markdown_escape
 
 __all__ = ["TaskReport"]
 
+# Marks as superscript characters: a Markdown table of 30 systems x 12 tasks stays narrow.
+_SUPERSCRIPT = {"+": "\u207a", "-": "\u207b"}
+
 _CORRECTION_WORDS = {None: "uncorrected", "holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
                      "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted"}
 
@@ -129,11 +132,19 @@ class TaskReport:
             return ""
         return f" [{cell.ci_low:.{places}f}, {cell.ci_high:.{places}f}]"
 
+    def _headers(self) -> list:
+        """Task names, each with its metric unless every task has the same one (then the
+        caption names it): narrow columns for many tasks."""
+        if len(set(self.metrics)) == 1:
+            return list(self.tasks)
+        return [f"{t} ({m})" for t, m in zip(self.tasks, self.metrics)]
+
     def caption(self) -> str:
         ref = f"the baseline {self.baseline}" if self.baseline is not None else "the task's best system"
         scope = "within each task" if self.correction_scope == "task" else "over all pairs of all tasks"
         side = {"two-sided": "two-sided", "greater": "one-sided (A better)", "less": "one-sided (A worse)"}
-        text = (f"+ / -: significantly better / worse than {ref} ({side[self.alternative]} tests, "
+        metric = f"{self.metrics[0]} on every task; " if len(set(self.metrics)) == 1 else ""
+        text = (f"{metric}+ / -: significantly better / worse than {ref} ({side[self.alternative]} tests, "
                 f"{_CORRECTION_WORDS[self.correction]} {scope}, p <= {self.alpha:g}); best value in bold")
         if self.intervals and self.confidence_level is not None:
             text += f"; [low, high]: {self.confidence_level:.0%} paired-bootstrap interval of the system's metric"
@@ -143,7 +154,7 @@ class TaskReport:
 
     def to_markdown(self) -> str:
         """A Markdown table, the rule of the marks below it."""
-        head = ["system"] + [f"{_markdown_escape(t)} ({_markdown_escape(m)})" for t, m in zip(self.tasks, self.metrics)]
+        head = ["system"] + [_markdown_escape(h) for h in self._headers()]
         lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(self.tasks) + "|"]
         for s in self.systems:
             row = [_markdown_escape(s)]
@@ -159,7 +170,7 @@ class TaskReport:
                     text = f"<u>{text}</u>"
                 text += self._interval_text(cell, places)
                 if cell.mark:
-                    text += f"<sup>{cell.mark}</sup>"
+                    text += _SUPERSCRIPT[cell.mark]
                 row.append(text)
             lines.append("| " + " | ".join(row) + " |")
         return "\n".join(lines) + "\n\n" + _markdown_escape(self.caption()) + "\n"
@@ -167,8 +178,7 @@ class TaskReport:
     def to_latex(self) -> str:
         """A LaTeX table (booktabs; names escaped), the rule of the marks in its caption."""
         lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(self.tasks) + "}", r"\toprule",
-                 "System & " + " & ".join(f"{_latex_escape(t)} ({_latex_escape(m)})"
-                                          for t, m in zip(self.tasks, self.metrics)) + r" \\", r"\midrule"]
+                 "System & " + " & ".join(_latex_escape(h) for h in self._headers()) + r" \\", r"\midrule"]
         for s in self.systems:
             row = [_latex_escape(s)]
             for t, places in zip(self.tasks, self.decimals):

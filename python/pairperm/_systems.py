@@ -726,7 +726,7 @@ def compare_systems(
         columns are read by name); or an array of shape ``(n_systems, N, ...)`` with `names`.
 
         Several tasks: a mapping ``task -> one task's scores`` as above (read as several tasks
-        when `metric` is a mapping, or any value is a mapping, or any value is a DataFrame of
+        when any value is a mapping, or any value is a DataFrame of
         several columns while `metric` is not one that reads per-system DataFrames of
         statistics (F1, precision, recall, BLEU); array values then need `names`), or a long
         pandas DataFrame with one row per (task, item, system) and columns ``task``, ``item``,

@@ -305,15 +305,14 @@ def is_several_tasks(scores: Any, metric: Any, columns: Any) -> bool:
     """Whether `scores` holds several tasks: a long table (a DataFrame with the task, item,
     system and score columns, or with `columns`), or a mapping with a mapping among its values,
     or with a DataFrame of several columns among them unless `metric` reads per-system
-    DataFrames of statistics by column (F1, precision, recall, BLEU), or with `metric` itself
-    a mapping of tasks."""
+    DataFrames of statistics by column (F1, precision, recall, BLEU)."""
     if _systems._is_dataframe(scores):
         if columns is not None:
             return True
         return set(LONG_COLUMNS) <= {str(c) for c in scores.columns}
     if not isinstance(scores, Mapping) or not scores:
         return False
-    if isinstance(metric, Mapping) or any(isinstance(v, Mapping) for v in scores.values()):
+    if any(isinstance(v, Mapping) for v in scores.values()):
         return True
     per_system_frames = isinstance(metric, str) and metric in _FRAME_METRICS
     return not per_system_frames and any(_systems._is_dataframe(v) and len(v.columns) > 1 for v in scores.values())
