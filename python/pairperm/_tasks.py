@@ -146,7 +146,7 @@ class MultiTaskComparison:
     ...     "qa": {"A": [1, 0, 1, 1, 0, 1], "B": [0, 0, 1, 0, 0, 1]},
     ... }, metric={"pos": "sum", "qa": "accuracy"})
     >>> [(r.task, r.difference, r.ci_low, r.ci_high, r.pvalue) for r in res.rows]
-    [('pos', 13, -0.0, 22.0, 0.0625), ('qa', 0.33333333333333326, -0.5, 1.0, 0.5)]
+    [('pos', 13, 0.0, 24.0, 0.0625), ('qa', 0.3333333333333333, 0.0, 1.0, 0.5)]
     >>> pairperm.MultiTaskComparison.from_json(res.to_json()) == res
     True
     """
