@@ -256,8 +256,9 @@ def _finite(v: Any) -> bool:
 
 
 def _decimals(values: tuple) -> int:
-    """Three significant digits of the task's largest value (integers are printed whole)."""
-    finite = [abs(float(v)) for v in values if _finite(v) and not isinstance(v, numbers.Integral)]
+    """Decimals giving three significant digits of the task's largest value (integer values
+    themselves are printed whole; this is for their intervals)."""
+    finite = [abs(float(v)) for v in values if _finite(v)]
     if not finite or max(finite) == 0:
         return 3
     return max(0, 2 - math.floor(math.log10(max(finite))))
