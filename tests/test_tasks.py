@@ -470,3 +470,34 @@ def test_plot_differences_draws_the_long_table(result):
     assert [ax.get_title() for ax in axes] == ["qa", "pos", "ner"]
     assert sorted(t.get_text() for t in axes[0].get_yticklabels()) == ["B", "C", "D"]
     plt.close("all")
+
+
+def test_executor_and_progress_cover_every_task(tasks, result):
+    import concurrent.futures as cf
+
+    seen = []
+    with cf.ThreadPoolExecutor(2) as pool:
+        res = pairperm.compare_systems(tasks, METRICS, rng=7, executor=pool, progress=lambda d, t: seen.append((d, t)))
+    assert res == result
+    assert seen[-1] == (18, 18) and all(t == 18 for _, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def _token_f1(sums):
+    tp, fp, fn = sums[..., 0], sums[..., 1], sums[..., 2]
+    return 2 * tp / (2 * tp + fp + fn)
+
+
+def test_bootstrapped_metrics_match_the_reported_values():
+    counts = _f1_task(8, 120, names="ABC")
+    two_columns = {s: np.column_stack([c[:, 0], c[:, 1] + c[:, 2]]) for s, c in counts.items()}  # (tp, errors)
+    data = {"p": counts, "r": counts, "f1_2col": two_columns, "custom": {s: c.astype(float) for s, c in counts.items()}}
+    metric = {"p": "precision", "r": "recall", "f1_2col": "f1", "custom": _token_f1}
+    res = pairperm.compare_systems(data, metric, rng=1, n_resamples=500)
+    for t in res.tasks:
+        stats, fn, scale = _tasks.bootstrap_input(metric[t.name], [np.asarray(v) for v in data[t.name].values()])
+        direct = pairperm.bootstrap_intervals(stats, fn, method="percentile", n_resamples=1000, rng=t.bootstrap_seed)
+        np.testing.assert_allclose(direct.estimates * scale, t.metric_values, rtol=1e-12)
+        assert t.system_intervals == tuple(tuple(iv) for iv in direct.intervals.tolist())
+        assert t.interval_method == "bootstrap_percentile"
+    f1 = next(t for t in res.tasks if t.name == "f1_2col")
+    np.testing.assert_allclose(f1.metric_values, next(t for t in res.tasks if t.name == "custom").metric_values)

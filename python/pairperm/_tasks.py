@@ -600,9 +600,9 @@ def _run_task(ti: int, task: PreparedTask, alternative: str, options: dict, root
         chunk = _run_chunk(task, idx, [seeds[k] for k in idx], alternative, options, root, n_jobs, executor, tick,
                            level)
         for k, value in zip(idx, chunk):
-            results[ti, k] = value
             if store is not None:
                 store.set(keys[k], value)
+            results[ti, k] = value  # after the store: a partial result never holds a pair the cache lacks
 
 
 def _assemble(prepared: list, results: dict, alternative: str, correction: Any, correction_scope: str, alpha: Any,
