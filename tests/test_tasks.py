@@ -252,6 +252,10 @@ def test_long_table_missing_and_duplicated_cells_are_named(tasks):
     with pytest.raises(ValueError, match=r"score column 'score' is missing for \(task, item, system\) = "
                                          r"\('qa', 'i0007', 'A'\)"):
         pairperm.compare_systems(holes)
+    no_task = frame.astype({"task": object})
+    no_task.loc[9, "task"] = None
+    with pytest.raises(ValueError, match=r"column 'task' is empty in row 9"):
+        pairperm.compare_systems(no_task)
     with pytest.raises(ValueError, match=r"no column\(s\) 'benchmark'"):
         pairperm.compare_systems(frame, columns={"task": "benchmark"})
     with pytest.raises(ValueError, match="unknown key"):

@@ -173,7 +173,8 @@ class TaskReport:
                     text += _SUPERSCRIPT[cell.mark]
                 row.append(text)
             lines.append("| " + " | ".join(row) + " |")
-        return "\n".join(lines) + "\n\n" + _markdown_escape(self.caption()) + "\n"
+        caption = _markdown_escape(self.caption()).replace("+ / -", f"{_SUPERSCRIPT['+']} / {_SUPERSCRIPT['-']}", 1)
+        return "\n".join(lines) + "\n\n" + caption + "\n"
 
     def to_latex(self) -> str:
         """A LaTeX table (booktabs; names escaped), the rule of the marks in its caption."""

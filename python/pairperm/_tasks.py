@@ -349,6 +349,11 @@ def long_table_tasks(frame: Any, columns: Any) -> dict:
     values = [have[str(c)] for c in score_cols]
     if len(frame) == 0:
         raise ValueError(f"{_FUNC}: the long table has no rows")
+    for c in key:
+        bad = frame[c].isna().to_numpy()
+        if bad.any():  # groupby and pivot would drop these rows without a word
+            raise ValueError(f"{_FUNC}: the long table's column {str(c)!r} is empty in row {int(np.argmax(bad))} "
+                             f"(index {frame.index[int(np.argmax(bad))]!r})")
     for c in values:
         bad = frame[c].isna().to_numpy()
         if bad.any():
