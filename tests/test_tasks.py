@@ -283,6 +283,9 @@ def test_bad_task_inputs_name_the_task(tasks):
         pairperm.compare_systems(tasks, METRICS, baseline="Z")
     with pytest.raises(ValueError, match=r"cache= applies to several tasks"):
         pairperm.compare_systems(tasks["qa"], cache={})
+    with pytest.raises(ValueError, match=r"confidence_level= applies to several tasks"):
+        pairperm.compare_systems(tasks["qa"], confidence_level=0.9)
+    assert pairperm.compare_systems(tasks["qa"], confidence_level=None) == pairperm.compare_systems(tasks["qa"])
     with pytest.raises(ValueError, match=r"mapping \{task: metric\} needs several tasks"):
         pairperm.compare_systems(tasks["qa"], {"qa": "accuracy"})
 

@@ -769,7 +769,8 @@ def compare_systems(
         ``"sum"`` per sum), and a paired bootstrap percentile interval for the other metrics
         (F1, BLEU, callables, ...) from one shared set of resamples per task
         (:func:`pairperm.bootstrap_intervals`), which also gives every system's own interval.
-        One-sided tests get one-sided intervals.
+        One-sided tests get one-sided intervals. A single task's rows carry no intervals: for
+        them, pass ``{"task_name": scores}``.
     bootstrap_resamples : int
         Resamples of each task's shared bootstrap (default 1000, as sacrebleu).
     cache : None, str, path or object
@@ -820,7 +821,7 @@ def compare_systems(
             correction_scope=correction_scope, alpha=alpha, n_jobs=n_jobs, executor=executor, progress=progress,
             names=names, confidence_level=confidence_level, bootstrap_resamples=bootstrap_resamples, cache=cache,
             columns=columns, options=options)
-    _single_task_options(metric, correction_scope, cache, columns)
+    _single_task_options(metric, correction_scope, cache, columns, confidence_level, bootstrap_resamples)
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
                                                           n_jobs, executor, options)
     pairs = _pairs(sys_names, baseline)
@@ -845,15 +846,20 @@ def compare_systems(
     )
 
 
-def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns: Any) -> None:
-    """Options that only several tasks use are errors on one task, not silently dropped."""
+def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns: Any, confidence_level: Any,
+                         bootstrap_resamples: Any) -> None:
+    """Options that only several tasks use are errors on one task, not silently dropped (the
+    defaults, and no intervals, are what one task does anyway)."""
     if isinstance(metric, Mapping):
         raise ValueError(f"{_FUNC}: metric as a mapping {{task: metric}} needs several tasks ({{task: scores}} or a "
                          "long table); scores holds one task")
     if correction_scope not in ("task", "family"):
         raise ValueError(f"{_FUNC}: correction_scope must be 'task' or 'family'; got {correction_scope!r}")
-    for name, value in (("cache", cache), ("columns", columns)):
-        if value is not None:
+    asked = {"cache": cache is not None, "columns": columns is not None,
+             "confidence_level": confidence_level is not None and confidence_level != 0.95,
+             "bootstrap_resamples": bootstrap_resamples != 1000}
+    for name, given in asked.items():
+        if given:
             raise ValueError(f"{_FUNC}: {name}= applies to several tasks ({{task: scores}} or a long table); for one "
                              f"task pass {{'task_name': scores}}")
 
