@@ -462,6 +462,7 @@ def test_report_at_30_systems_and_12_tasks_stays_one_line_per_system():
     data = {f"task{t}": _accuracy_task(t, 120, shares=tuple(np.linspace(0.4, 0.7, 30)), names=names)
             for t in range(12)}
     res = pairperm.compare_systems(data, "accuracy", confidence_level=None, correction_scope="family")
+    json.loads(res.report().to_json(), parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     md = res.report(intervals=False).to_markdown()
     lines = md.splitlines()
     assert len([ln for ln in lines if ln.startswith("| ckpt-")]) == 30
@@ -508,3 +509,14 @@ def test_bootstrapped_metrics_match_the_reported_values():
         assert t.interval_method == "bootstrap_percentile"
     f1 = next(t for t in res.tasks if t.name == "f1_2col")
     np.testing.assert_allclose(f1.metric_values, next(t for t in res.tasks if t.name == "custom").metric_values)
+
+
+@pytest.mark.parametrize("options", [{"confidence_level": None}, {"alternative": "greater"}])
+def test_json_is_standard_and_round_trips_without_intervals_and_one_sided(tasks, options):
+    res = pairperm.compare_systems(tasks, METRICS, rng=7, **options)
+    text = res.to_json()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    back = pairperm.MultiTaskComparison.from_json(text)
+    assert back == res
+    for a, b in zip(back.rows, res.rows):
+        np.testing.assert_array_equal([a.ci_low, a.ci_high], [b.ci_low, b.ci_high])

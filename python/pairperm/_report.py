@@ -230,7 +230,8 @@ class TaskReport:
                 f"<caption style=\"caption-side:bottom\">{esc(self.caption())}</caption></table>")
 
     def to_dict(self) -> dict:
-        """Plain Python values: the rule, the tasks, and one entry per (system, task)."""
+        """Plain Python values: the rule, the tasks, and one entry per (system, task) (``mark``
+        None: not compared with the reference; ``ci_low``/``ci_high`` None: no interval)."""
         return {
             "reference": "baseline" if self.baseline is not None else "best",
             "baseline": self.baseline,
@@ -241,7 +242,10 @@ class TaskReport:
             "confidence_level": self.confidence_level,
             "tasks": [{"name": t, "metric": m} for t, m in zip(self.tasks, self.metrics)],
             "systems": list(self.systems),
-            "cells": [{"system": s, "task": t, "metric": c.value, "ci_low": c.ci_low, "ci_high": c.ci_high,
+            # Standard JSON: no interval is null, not NaN.
+            "cells": [{"system": s, "task": t, "metric": c.value,
+                       "ci_low": c.ci_low if _finite(c.ci_low) else None,
+                       "ci_high": c.ci_high if _finite(c.ci_high) else None,
                        "best": c.best, "mark": c.mark} for (s, t), c in self.cells.items()],
         }
 

@@ -111,7 +111,7 @@ class TaskSummary:
                    bootstrap_seed=d.get("bootstrap_seed"))
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class MultiTaskComparison:
     """Result of :func:`pairperm.compare_systems` on several tasks.
 
@@ -196,7 +196,8 @@ class MultiTaskComparison:
         return pd.DataFrame([r._asdict() for r in self.rows], columns=list(TaskPair._fields))
 
     def to_dict(self) -> dict:
-        """Plain Python values: the options and provenance, every task, every pair."""
+        """Plain Python values: the options and provenance, every task, every pair (an interval
+        end that is unbounded (one-sided) or absent (``confidence_level=None``) is None)."""
         return {
             "pairperm_version": self.version,
             "complete": self.complete,
@@ -211,19 +212,25 @@ class MultiTaskComparison:
             "seed": self.seed,
             "bootstrap_resamples": self.bootstrap_resamples,
             "tasks": [t.to_dict() for t in self.tasks],
-            "pairs": [r._asdict() for r in self.rows],
+            "pairs": [_plain_interval(r._asdict()) for r in self.rows],
         }
 
+    def __eq__(self, other: object) -> bool:
+        # Through the plain form: rows without an interval hold NaN, which never equals itself.
+        return isinstance(other, MultiTaskComparison) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
     def to_json(self, **kwargs: Any) -> str:
-        """JSON text of :meth:`to_dict` (infinite one-sided interval ends as ``Infinity``);
-        :meth:`from_json` reads it back."""
+        """JSON text of :meth:`to_dict` (standard JSON: an interval end that is unbounded, or
+        absent without intervals, is ``null``); :meth:`from_json` reads it back."""
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
     def from_dict(cls, d: Mapping) -> MultiTaskComparison:
         return cls(
             tasks=tuple(TaskSummary.from_dict(t) for t in d["tasks"]),
-            rows=tuple(TaskPair(**r) for r in d["pairs"]),
+            rows=tuple(TaskPair(**_float_interval(r, d["confidence_level"])) for r in d["pairs"]),
             alternative=d["alternative"], correction=d["correction"], correction_scope=d["correction_scope"],
             alpha=d["alpha"], baseline=d["baseline"], confidence_level=d["confidence_level"], method=d["method"],
             n_resamples=d["n_resamples"], seed=d["seed"], bootstrap_resamples=d["bootstrap_resamples"],
@@ -292,6 +299,23 @@ class MultiTaskComparison:
 
     def __repr__(self) -> str:
         return self.to_table(max_rows=20)
+
+
+def _plain_interval(row: dict) -> dict:
+    """A row's interval ends as JSON has them: None for infinite (unbounded) and NaN (none)."""
+    for end in ("ci_low", "ci_high"):
+        if not math.isfinite(row[end]):
+            row[end] = None
+    return row
+
+
+def _float_interval(row: Mapping, confidence_level: Optional[float]) -> dict:
+    """Back from :func:`_plain_interval`: with intervals, None is an unbounded end; without, NaN."""
+    out = dict(row)
+    for end, unbounded in (("ci_low", -math.inf), ("ci_high", math.inf)):
+        if out[end] is None:
+            out[end] = math.nan if confidence_level is None else unbounded
+    return out
 
 
 def _fmt(v: Any) -> str:
