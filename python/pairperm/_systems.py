@@ -788,7 +788,9 @@ def compare_systems(
         Passed on to :func:`pairperm.compare` (``method``, ``n_resamples``, ``rng``): every pair
         gets the test, engine and p-value compare() gives it. An ``rng`` (int seed or
         Generator) seeds every pair deterministically from the pair's index, so seeded runs
-        repeat exactly whatever `n_jobs` or `executor`.
+        repeat exactly whatever `n_jobs` or `executor`; with several tasks, from the names of
+        the task and of the two systems (a pair keeps its seed, and its cache entry, whatever
+        else is compared), and each task's bootstrap from the task's name.
 
     Returns
     -------
@@ -813,7 +815,7 @@ def compare_systems(
     >>> [(r.system_a, r.system_b, f"{r.pvalue:.6g}") for r in b.rows]
     [('A', 'B', '0.0625'), ('C', 'B', '0.015625')]
     """
-    from . import _tasks
+    from . import _tasks  # here, not at the top: _tasks builds on this module
 
     if _tasks.is_several_tasks(scores, metric, columns):
         return _tasks.compare_tasks(
