@@ -157,3 +157,30 @@ def test_same_stem_twice_is_an_error(tmp_path, capsys):
 def test_version_and_module_entry_point():
     out = subprocess.run([sys.executable, "-m", "pairperm", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"pairperm {pairperm.__version__}"
+
+
+def test_long_table_of_several_tasks(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    tasks = {t: {s: rng.integers(0, 2, n) for s in ("a", "b", "c")} for t, n in (("qa", 80), ("mc", 60))}
+    rows = [{"task": t, "item": i, "system": s, "score": int(v)}
+            for t, systems in tasks.items() for s, arr in systems.items() for i, v in enumerate(arr)]
+    path = tmp_path / "scores.tsv"
+    pd.DataFrame(rows).sample(frac=1.0, random_state=1).to_csv(path, sep="\t", index=False)
+    want = pairperm.compare_systems(tasks, baseline="a", correction_scope="family", rng=4)
+    code, out, _ = run(["compare", str(path), "--long", "--format", "json", "--baseline", "a", "--seed", "4",
+                        "--correction-scope", "family"], capsys)
+    assert code == 0
+    got = pairperm.MultiTaskComparison.from_json(out)
+    assert got.to_dict()["pairperm_version"] == pairperm.__version__
+    # Tasks and systems come in the shuffled table's order of first appearance; the pairs are the same.
+    assert sorted(got.rows) == sorted(want.rows)
+    code, out, _ = run(["compare", str(path), "--long", "--format", "markdown", "--baseline", "a", "--seed", "4",
+                        "--correction-scope", "family"], capsys)
+    assert code == 0 and out.startswith("| system | ") and "baseline a" in out
+    code, out, _ = run(["compare", str(path), "--long", "--format", "latex", "--confidence-level", "0"], capsys)
+    assert code == 0 and r"\toprule" in out and "footnotesize" not in out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("task,item,model,score\nqa,1,a,1\n")
+    code, _, err = run(["compare", str(bad), "--long"], capsys)
+    assert code == 2 and "missing system" in err

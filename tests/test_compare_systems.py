@@ -280,7 +280,7 @@ def test_correction_is_applied_over_the_pairs(pos):
 
 
 def test_multipletests_rejects_bad_input():
-    with pytest.raises(ValueError, match="correction must be one of"):
+    with pytest.raises(ValueError, match="method must be one of"):
         multipletests([0.1], "sidak")
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         multipletests([0.1, 1.2], "holm")

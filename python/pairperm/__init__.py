@@ -14,6 +14,7 @@ from ._intervals import BootstrapIntervals, ConfidenceInterval, ShiftInterval, b
 from ._montecarlo import monte_carlo_test
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_differences, plot_distribution, plot_pvalue_matrix, plot_result
+from ._report import TaskReport
 from ._results import (
     BootstrapTestResult,
     CompareResult,
@@ -24,7 +25,8 @@ from ._results import (
     WilcoxonResult,
 )
 from ._structured import structured_test
-from ._systems import SystemsComparison, compare_systems
+from ._systems import SystemsComparison, compare_systems, multipletests
+from ._tasks import MultiTaskComparison, TaskPair, TaskSummary
 from ._version import __version__
 
 __all__ = [
@@ -66,4 +68,9 @@ __all__ = [
     "wilcoxon_test",
     "SystemsComparison",
     "compare_systems",
+    "multipletests",
+    "MultiTaskComparison",
+    "TaskPair",
+    "TaskReport",
+    "TaskSummary",
 ]

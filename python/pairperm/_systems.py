@@ -84,19 +84,39 @@ class SystemPair(NamedTuple):
 
 
 def multipletests(pvalues: Any, method: Optional[str] = "holm") -> np.ndarray:
-    """Adjusted p-values for a family of tests (the ``pvals_corrected`` of statsmodels).
+    """Adjusted p-values for a family of tests: statsmodels' ``multipletests(...)[1]``, to the bit.
 
-    ``"holm"`` (step-down, family-wise error), ``"bonferroni"``, ``"fdr_bh"``
-    (Benjamini-Hochberg), ``"fdr_by"`` (Benjamini-Yekutieli, any dependence) or None
-    (unadjusted). A hypothesis is rejected at level alpha when its adjusted p-value is <= alpha.
+    Parameters
+    ----------
+    pvalues : array_like, shape (m,)
+        p-values in [0, 1].
+    method : {"holm", "bonferroni", "fdr_bh", "fdr_by", None}
+        ``"holm"`` (step-down, controls the family-wise error), ``"bonferroni"``,
+        ``"fdr_bh"`` (Benjamini-Hochberg, false discovery rate under independence or positive
+        dependence), ``"fdr_by"`` (Benjamini-Yekutieli, any dependence) or None (unadjusted):
+        the corrections :func:`pairperm.compare_systems` takes.
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the order given (at most 1). A hypothesis is rejected at
+        level alpha when its adjusted p-value is <= alpha.
+
+    Examples
+    --------
+    >>> import pairperm
+    >>> pairperm.multipletests([0.01, 0.04, 0.03, 0.5], "holm")
+    array([0.04, 0.09, 0.09, 0.5 ])
+    >>> pairperm.multipletests([0.01, 0.04, 0.03, 0.5], "fdr_bh")
+    array([0.04      , 0.05333333, 0.05333333, 0.5       ])
     """
     if method not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {', '.join(map(repr, CORRECTIONS))}; got {method!r}")
+        raise ValueError(f"multipletests: method must be one of {', '.join(map(repr, CORRECTIONS))}; got {method!r}")
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
-        raise ValueError(f"p-values must be 1-D; got shape {p.shape}")
+        raise ValueError(f"multipletests: p-values must be 1-D; got shape {p.shape}")
     if p.size and (not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1):
-        raise ValueError("p-values must be finite numbers in [0, 1]")
+        raise ValueError("multipletests: p-values must be finite numbers in [0, 1]")
     m = p.size
     if method is None or m == 0:
         return p.copy()
@@ -108,8 +128,11 @@ def multipletests(pvalues: Any, method: Optional[str] = "holm") -> np.ndarray:
     if method == "holm":
         adj = np.maximum.accumulate((m - rank + 1) * ps)
     else:
-        scale = float(np.sum(1.0 / rank)) if method == "fdr_by" else 1.0
-        adj = np.minimum.accumulate((ps * m * scale / rank)[::-1])[::-1]
+        # p / (rank / m), in statsmodels' order of operations so that the results agree to the bit.
+        ecdf = rank / float(m)
+        if method == "fdr_by":
+            ecdf = ecdf / np.sum(1.0 / rank)
+        adj = np.minimum.accumulate((ps / ecdf)[::-1])[::-1]
     out = np.empty(m)
     out[order] = np.minimum(adj, 1.0)
     return out
@@ -679,22 +702,39 @@ def compare_systems(
     executor: Optional[cf.Executor] = None,
     progress: Any = None,
     names: Optional[Sequence[str]] = None,
+    correction_scope: str = "task",
+    confidence_level: Optional[float] = 0.95,
+    bootstrap_resamples: int = 1000,
+    cache: Any = None,
+    columns: Optional[Mapping[str, Any]] = None,
     **options: Any,
-) -> SystemsComparison:
+) -> Any:
     """Compare many systems evaluated on the same entries: every pair, or each against a baseline.
 
     Each pair runs the test :func:`pairperm.compare` runs for `metric` (exact wherever one
     exists), and the p-values are corrected for multiple testing over the family of pairs.
+    Several tasks at once (``{task: scores}`` or a long table) give a
+    :class:`pairperm.MultiTaskComparison`: one long table of pairs with effect sizes and
+    confidence intervals, and a systems x tasks report.
 
     Parameters
     ----------
     scores : mapping, pandas DataFrame or array
-        A mapping ``name -> per-entry scores`` (each shaped as ``compare(metric=...)`` takes
-        it: ``(N,)`` for accuracy and sums, ``(N, 3)`` for F1/precision/recall, ...); a
-        DataFrame with one column per system (1-D metrics; columns are read by name); or an
-        array of shape ``(n_systems, N, ...)`` with `names`.
-    metric : str or callable
-        As in :func:`pairperm.compare`.
+        One task: a mapping ``name -> per-entry scores`` (each shaped as
+        ``compare(metric=...)`` takes it: ``(N,)`` for accuracy and sums, ``(N, 3)`` for
+        F1/precision/recall, ...); a DataFrame with one column per system (1-D metrics;
+        columns are read by name); or an array of shape ``(n_systems, N, ...)`` with `names`.
+
+        Several tasks: a mapping ``task -> one task's scores`` as above (read as several tasks
+        when any value is a mapping, or any value is a DataFrame of
+        several columns while `metric` is not one that reads per-system DataFrames of
+        statistics (F1, precision, recall, BLEU); array values then need `names`), or a long
+        pandas DataFrame with one row per (task, item, system) and columns ``task``, ``item``,
+        ``system``, ``score`` (other names through `columns`). A long table is aligned by item
+        within each task (items sorted); a missing or duplicated (task, item, system) is an
+        error naming it.
+    metric : str, callable or mapping
+        As in :func:`pairperm.compare`; with several tasks also ``{task: metric}``.
     baseline : str, optional
         Compare each other system (``system_a``) against this one (``system_b``) only.
         Otherwise every unordered pair, in the order given.
@@ -717,16 +757,44 @@ def compare_systems(
         does; True always does.
     names : sequence of str, optional
         Row names of an array input; for a mapping or DataFrame, the systems to compare (by
-        name) and their order.
+        name) and their order (in every task).
+    correction_scope : {"task", "family"}
+        Several tasks: adjust the p-values within each task (default) or over all pairs of all
+        tasks.
+    confidence_level : float or None
+        Several tasks: the level of every interval (default 0.95); None computes none. A
+        pair's ``difference`` (metric of A minus metric of B, in the metric's own units) gets
+        the interval :func:`pairperm.shift_interval` gives by inverting the permutation test
+        for sums and means (accuracy, exact match, sums, real means; per item, or for
+        ``"sum"`` per sum), and a paired bootstrap percentile interval for the other metrics
+        (F1, BLEU, callables, ...) from one shared set of resamples per task
+        (:func:`pairperm.bootstrap_intervals`), which also gives every system's own interval.
+        One-sided tests get one-sided intervals. A single task's rows carry no intervals: for
+        them, pass ``{"task_name": scores}``.
+    bootstrap_resamples : int
+        Resamples of each task's shared bootstrap (default 1000, as sacrebleu).
+    cache : None, str, path or object
+        Several tasks: a directory (or an object with ``get(key)`` and ``set(key, value)``)
+        holding finished pairs, keyed on a hash of the two systems' data and every option that
+        decides the pair's result (metric, alternative, method, n_resamples, the pair's seed,
+        confidence level, pairperm version); a repeated or interrupted run computes only the
+        pairs it does not find. A callable metric is keyed by its module and name. After Ctrl-C
+        the pairs finished so far are in the cache, and the KeyboardInterrupt carries them as
+        ``exc.partial_result`` (a MultiTaskComparison with ``complete=False``).
+    columns : mapping, optional
+        Column names of a long table: ``{"task": ..., "item": ..., "system": ..., "score": ...}``
+        (any subset; ``"score"`` may list several columns, e.g. ``("tp", "fp", "fn")`` for F1).
     **options
         Passed on to :func:`pairperm.compare` (``method``, ``n_resamples``, ``rng``): every pair
         gets the test, engine and p-value compare() gives it. An ``rng`` (int seed or
         Generator) seeds every pair deterministically from the pair's index, so seeded runs
-        repeat exactly whatever `n_jobs` or `executor`.
+        repeat exactly whatever `n_jobs` or `executor`; with several tasks, from the names of
+        the task and of the two systems (a pair keeps its seed, and its cache entry, whatever
+        else is compared), and each task's bootstrap from the task's name.
 
     Returns
     -------
-    SystemsComparison
+    SystemsComparison (one task) or MultiTaskComparison (several tasks)
 
     Examples
     --------
@@ -747,6 +815,15 @@ def compare_systems(
     >>> [(r.system_a, r.system_b, f"{r.pvalue:.6g}") for r in b.rows]
     [('A', 'B', '0.0625'), ('C', 'B', '0.015625')]
     """
+    from . import _tasks  # here, not at the top: _tasks builds on this module
+
+    if _tasks.is_several_tasks(scores, metric, columns):
+        return _tasks.compare_tasks(
+            scores, metric, baseline=baseline, alternative=alternative, correction=correction,
+            correction_scope=correction_scope, alpha=alpha, n_jobs=n_jobs, executor=executor, progress=progress,
+            names=names, confidence_level=confidence_level, bootstrap_resamples=bootstrap_resamples, cache=cache,
+            columns=columns, options=options)
+    _single_task_options(metric, correction_scope, cache, columns, confidence_level, bootstrap_resamples)
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
                                                           n_jobs, executor, options)
     pairs = _pairs(sys_names, baseline)
@@ -769,6 +846,24 @@ def compare_systems(
         alpha=float(alpha),
         baseline=None if baseline is None else str(baseline),
     )
+
+
+def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns: Any, confidence_level: Any,
+                         bootstrap_resamples: Any) -> None:
+    """Options that only several tasks use are errors on one task, not silently dropped (the
+    defaults, and no intervals, are what one task does anyway)."""
+    if isinstance(metric, Mapping):
+        raise ValueError(f"{_FUNC}: metric as a mapping {{task: metric}} needs several tasks ({{task: scores}} or a "
+                         "long table); scores holds one task")
+    if correction_scope not in ("task", "family"):
+        raise ValueError(f"{_FUNC}: correction_scope must be 'task' or 'family'; got {correction_scope!r}")
+    asked = {"cache": cache is not None, "columns": columns is not None,
+             "confidence_level": confidence_level is not None and confidence_level != 0.95,
+             "bootstrap_resamples": bootstrap_resamples != 1000}
+    for name, given in asked.items():
+        if given:
+            raise ValueError(f"{_FUNC}: {name}= applies to several tasks ({{task: scores}} or a long table); for one "
+                             f"task pass {{'task_name': scores}}")
 
 
 def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, correction: Any, alpha: Any,
@@ -821,8 +916,10 @@ def _pairs(sys_names: list, baseline: Any) -> np.ndarray:
 
 
 def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alternative: Any, options: dict,
-             root: Any, n_jobs: Optional[int], executor: Any, progress: Any) -> tuple:
-    """(statistic, pvalue, test, engine) per pair: integer sums in the C++ batch, the rest through compare()."""
+             root: Any, n_jobs: Optional[int], executor: Any, progress: Any,
+             seed_keys: Optional[Sequence[int]] = None) -> tuple:
+    """(statistic, pvalue, test, engine) per pair: integer sums in the C++ batch, the rest through compare().
+    Pair k draws its seed from `root` and ``seed_keys[k]`` (default: k itself)."""
     n, n_pairs = len(sys_names), len(pairs)
     method = options.get("method", "auto")
     # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems),
@@ -853,7 +950,7 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
                                statistic, pvalue, test, engine)
         if rest:
             _run_pairs(arrays, pairs, sorted(rest), metric, alternative, options, root, n_jobs, executor, prog,
-                       statistic, pvalue, test, engine)
+                       statistic, pvalue, test, engine, seed_keys)
     finally:
         prog.close()
     return statistic, pvalue, test, engine
@@ -904,9 +1001,11 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
 
 def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative, options: dict,
                root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
-               statistic: list, pvalue: np.ndarray, test: list, engine: list) -> None:
+               statistic: list, pvalue: np.ndarray, test: list, engine: list,
+               seed_keys: Optional[Sequence[int]] = None) -> None:
     """compare() on each pair in `idx` (thread pool here, or chunks on the executor)."""
-    tasks = [(k, int(pairs[k, 0]), int(pairs[k, 1]), _pair_seed(root, k)) for k in idx]
+    tasks = [(k, int(pairs[k, 0]), int(pairs[k, 1]), _pair_seed(root, k if seed_keys is None else int(seed_keys[k])))
+             for k in idx]
 
     def store(results: list) -> None:
         for k, st, pv, name, ran in results:

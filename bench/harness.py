@@ -1,0 +1,129 @@
+"""An evaluation harness's run: 30 systems x 12 mixed tasks (435 pairs each) in one
+compare_systems() call, from in-memory arrays, with confidence intervals on and off.
+
+Tasks: nine 0/1 accuracy tasks and two integer-sum tasks (N from 500 to 14,000 items, exact
+tests in the C++ batch, permutation-inversion intervals) and one F1 task ((N, 3) counts, exact
+structured tests per pair, paired-bootstrap intervals). A BLEU task, whose p-values can only
+be sampled, is timed on its own and kept out of the total.
+
+    python bench/harness.py                  # --repeats 3; --no-bleu skips the BLEU row
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+import pairperm
+from pairperm import BLEU_COLUMNS, datasets
+from timing import median_seconds
+
+N_SYSTEMS = 30
+ACCURACY_N = (500, 1_000, 2_000, 3_000, 5_000, 7_000, 9_000, 11_000, 14_000)
+SUM_N = (4_000, 14_000)
+F1_N = 2_000
+
+
+def _mixed(a: np.ndarray, b: np.ndarray, seed: int) -> dict:
+    """System k takes each item from A with probability k / 29, from B otherwise."""
+    rng = np.random.default_rng(seed)
+    shape = (-1,) + (1,) * (a.ndim - 1)
+    return {f"ckpt-{k:02d}": np.where((rng.random(len(a)) < k / (N_SYSTEMS - 1)).reshape(shape), a, b)
+            for k in range(N_SYSTEMS)}
+
+
+def exact_tasks() -> tuple[dict, dict]:
+    tasks: dict = {}
+    metrics: dict = {}
+    rng = np.random.default_rng(0)
+    for k, n in enumerate(ACCURACY_N):
+        truth = rng.random(n)
+        a, b = (truth < 0.62).astype(np.int64), (truth + rng.normal(0, 0.2, n) < 0.58).astype(np.int64)
+        tasks[f"acc{k}-{n}"] = _mixed(a, b, seed=k)
+        metrics[f"acc{k}-{n}"] = "accuracy"
+    for k, n in enumerate(SUM_N):
+        x, y = datasets.stanza_pos_like(n, seed=k)
+        tasks[f"pos{k}-{n}"] = _mixed(x, y, seed=100 + k)
+        metrics[f"pos{k}-{n}"] = "sum"
+    a, b = datasets.ner_like(F1_N, seed=5)
+    tasks[f"ner-{F1_N}"] = _mixed(a, b, seed=200)
+    metrics[f"ner-{F1_N}"] = "f1"
+    return tasks, metrics
+
+
+def bleu_task(n: int = 1_000) -> dict:
+    rng = np.random.default_rng(9)
+    hyp = rng.integers(10, 40, n)
+    out = {}
+    for k in range(N_SYSTEMS):
+        matches = [rng.binomial(np.maximum(hyp - g, 1), 0.55 - 0.1 * g + 0.002 * k) for g in range(4)]
+        totals = [np.maximum(hyp - g, 1) for g in range(4)]
+        ref = hyp + rng.integers(-3, 4, n)
+        cols = {"hyp_len": hyp, "ref_len": ref}
+        for g in range(4):
+            cols[f"correct_{g + 1}"], cols[f"total_{g + 1}"] = matches[g], totals[g]
+        out[f"ckpt-{k:02d}"] = np.stack([cols[c] for c in BLEU_COLUMNS], axis=1).astype(np.int64)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-bleu", action="store_true")
+    args = ap.parse_args()
+    r = args.repeats
+    print(f"# harness benchmark: pairperm {pairperm.__version__}, Python {platform.python_version()}, "
+          f"NumPy {np.__version__}, {os.cpu_count()} cores; median of {r} runs after a warm-up, seconds")
+    tasks, metrics = exact_tasks()
+    n_pairs = N_SYSTEMS * (N_SYSTEMS - 1) // 2 * len(tasks)
+    print(f"# {len(tasks)} tasks x {N_SYSTEMS} systems = {n_pairs} pairs")
+
+    def run(level, only=None):
+        sel = {t: v for t, v in tasks.items() if only is None or only(metrics[t])}
+        return pairperm.compare_systems(sel, {t: metrics[t] for t in sel}, confidence_level=level, rng=0,
+                                        progress=False)
+
+    rows = [
+        ("12 tasks, intervals off", lambda: run(None)),
+        ("12 tasks, 95% intervals", lambda: run(0.95)),
+        ("11 integer-sum tasks, intervals off", lambda: run(None, lambda m: m != "f1")),
+        ("11 integer-sum tasks, 95% intervals", lambda: run(0.95, lambda m: m != "f1")),
+        ("F1 task, intervals off", lambda: run(None, lambda m: m == "f1")),
+        ("F1 task, 95% intervals", lambda: run(0.95, lambda m: m == "f1")),
+    ]
+    times = {}
+    for label, fn in rows:
+        times[label] = median_seconds(fn, r)
+        print(f"{label:<45} {times[label]:>9.3f}")
+    on, off = times["11 integer-sum tasks, 95% intervals"], times["11 integer-sum tasks, intervals off"]
+    print(f"intervals on the exact tasks: {on / off:.1f}x (target < 2x); 12 tasks with intervals: "
+          f"{times['12 tasks, 95% intervals']:.2f} s (target < 10 s)")
+
+    # Where the interval time goes on the exact tasks: one shift_interval per pair.
+    sel = [t for t in tasks if metrics[t] != "f1"]
+    t0 = time.perf_counter()
+    for t in sel:
+        sys = list(tasks[t].values())
+        for i in range(N_SYSTEMS):
+            for j in range(i + 1, N_SYSTEMS):
+                pairperm.shift_interval(sys[i], sys[j])
+    print(f"shift_interval alone over the {len(sel) * 435} exact pairs: {time.perf_counter() - t0:.3f}")
+    t0 = time.perf_counter()
+    for t in sel:
+        pairperm.bootstrap_intervals(list(tasks[t].values()), "mean", method="percentile", n_resamples=1000, rng=0,
+                                     pairs=np.zeros((0, 2), dtype=np.int64))
+    print(f"bootstrap_intervals (system intervals) over the {len(sel)} exact tasks: {time.perf_counter() - t0:.3f}")
+
+    if not args.no_bleu:
+        bleu = bleu_task()
+        t = median_seconds(lambda: pairperm.compare_systems({"bleu": bleu}, "bleu", rng=0, progress=False,
+                                                            n_resamples=1000), 1)
+        print(f"{'BLEU task (sampled p-values, not in the total)':<45} {t:>9.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,522 @@
+"""compare_systems() on several tasks: every row equals the single-task run (and compare()), the
+long table aligns by item, corrections per task and over the family equal statsmodels', every
+interval equals shift_interval / bootstrap_intervals called directly (and brute-force subset
+means for small N), the report's marks follow its rule, provenance survives JSON, and the cache
+resumes interrupted runs with results equal to uninterrupted ones."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm import _tasks
+from reference import sign_flip_pvalue
+from synthetic import random_counts
+
+
+def _accuracy_task(seed, n, shares=(0.5, 0.55, 0.6, 0.52), names="ABCD"):
+    rng = np.random.default_rng(seed)
+    base = rng.random(n)
+    return {s: (base < p + rng.normal(0, 0.08, n)).astype(np.int64) for s, p in zip(names, shares)}
+
+
+def _sum_task(seed, n, names="ABCD"):
+    rng = np.random.default_rng(seed)
+    length = rng.integers(1, 20, n)
+    return {s: rng.binomial(length, 0.85 + 0.02 * k) for k, s in enumerate(names)}
+
+
+def _f1_task(seed, n, names="ABCD"):
+    rng = np.random.default_rng(seed)
+    return dict(zip(names, random_counts(rng, n, recall=tuple(0.5 + 0.07 * k for k in range(len(names))))))
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return {"qa": _accuracy_task(1, 300), "pos": _sum_task(2, 200), "ner": _f1_task(3, 150)}
+
+
+METRICS = {"qa": "accuracy", "pos": "sum", "ner": "f1"}
+
+
+@pytest.fixture(scope="module")
+def result(tasks):
+    return pairperm.compare_systems(tasks, METRICS, rng=7)
+
+
+def _long(tasks_, metric_cols=None):
+    pd = pytest.importorskip("pandas")
+    rows = []
+    for task, systems in tasks_.items():
+        for system, scores in systems.items():
+            for item, v in enumerate(scores):
+                rows.append({"task": task, "item": f"i{item:04d}", "system": system, "score": v})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- multiple testing
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "fdr_bh", "fdr_by"])
+def test_public_multipletests_equals_statsmodels_to_the_bit(method):
+    sm = pytest.importorskip("statsmodels.stats.multitest")
+    rng = np.random.default_rng(0)
+    for trial in range(400):
+        m = int(rng.integers(1, 60))
+        kind = trial % 4
+        if kind == 0:
+            p = rng.random(m)
+        elif kind == 1:
+            p = rng.choice([0.0, 1.0, 0.01, 0.05, 0.2], m)  # 0/1 values and ties
+        elif kind == 2:
+            p = np.round(rng.random(m), 2)  # ties
+        else:
+            p = rng.random(m) ** 8
+        np.testing.assert_array_equal(pairperm.multipletests(p, method), sm.multipletests(p, method=method)[1])
+    assert np.array_equal(pairperm.multipletests(p, None), p)
+    with pytest.raises(ValueError, match="multipletests: method must be one of"):
+        pairperm.multipletests(p, "sidak")
+
+
+# ---------------------------------------------------------------- rows
+
+
+def test_every_task_equals_its_single_task_run(tasks, result):
+    assert result.task_names == ("qa", "pos", "ner")
+    for name, systems in tasks.items():
+        single = pairperm.compare_systems(systems, METRICS[name], rng=7)
+        rows = [r for r in result.rows if r.task == name]
+        assert [(r.system_a, r.system_b) for r in rows] == list(itertools.combinations(systems, 2))
+        for r, s in zip(rows, single.rows):
+            assert (r.metric_a, r.metric_b, r.statistic, r.pvalue, r.pvalue_adjusted, r.significant, r.test,
+                    r.engine) == (s.metric_a, s.metric_b, s.statistic, s.pvalue, s.pvalue_adjusted, s.significant,
+                                  s.test, s.engine)
+            assert r.difference == r.metric_a - r.metric_b
+        assert result.task(name).rows == single.rows
+
+
+def test_small_task_pvalues_and_intervals_against_brute_force():
+    rng = np.random.default_rng(5)
+    systems = {s: rng.integers(0, 6, 10) for s in "ABC"}
+    res = pairperm.compare_systems({"t": systems, "u": _accuracy_task(2, 12, names="ABC")}, "sum",
+                                   correction=None, confidence_level=0.9)
+    for r in res.rows:
+        if r.task != "t":
+            continue
+        d = [int(a) - int(b) for a, b in zip(systems[r.system_a], systems[r.system_b])]
+        assert r.pvalue == float(sign_flip_pvalue(d, "two-sided"))
+        # The inversion interval's ends are the k-th smallest / largest of the 2^N - 1 subset
+        # means (k = floor(alpha / 2 * 2^N)), times N for a sum.
+        means = sorted(Fraction(sum(d[i] for i in s), len(s))
+                       for size in range(1, len(d) + 1) for s in itertools.combinations(range(len(d)), size))
+        k = math.floor(Fraction(1, 20) * 2 ** len(d))
+        assert r.ci_low == float(means[k - 1] * len(d)) and r.ci_high == float(means[-k] * len(d))
+        assert r.ci_low <= r.difference <= r.ci_high
+
+
+def test_sum_and_mean_intervals_equal_shift_interval(tasks, result):
+    for r in result.rows:
+        if r.task == "ner":
+            continue
+        x, y = tasks[r.task][r.system_a], tasks[r.task][r.system_b]
+        si = pairperm.shift_interval(x, y, confidence_level=0.95)
+        want = si.sum_difference if r.task == "pos" else si.mean_difference
+        assert (r.ci_low, r.ci_high) == tuple(want)
+    assert {t.name: t.interval_method for t in result.tasks} == {
+        "qa": "shift_interval", "pos": "shift_interval", "ner": "bootstrap_percentile"}
+
+
+def test_bootstrap_intervals_come_from_one_shared_set_per_task(tasks, result):
+    for t in result.tasks:
+        stats = list(tasks[t.name].values())
+        metric = {"qa": "mean", "pos": "mean", "ner": "f1"}[t.name]
+        scale = len(stats[0]) if t.name == "pos" else 1
+        direct = pairperm.bootstrap_intervals(stats, metric, method="percentile", n_resamples=1000,
+                                              rng=t.bootstrap_seed)
+        assert t.system_intervals == tuple(tuple(iv) for iv in (direct.intervals * scale).tolist())
+        np.testing.assert_allclose(direct.estimates * scale, t.metric_values, rtol=1e-12)
+        if t.name == "ner":
+            rows = [r for r in result.rows if r.task == "ner"]
+            assert [(r.ci_low, r.ci_high) for r in rows] == [tuple(iv) for iv in direct.difference_intervals.tolist()]
+
+
+def test_seeded_runs_repeat(tasks, result):
+    assert pairperm.compare_systems(tasks, METRICS, rng=7) == result
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_one_sided_intervals(tasks, alternative):
+    res = pairperm.compare_systems(tasks, METRICS, alternative=alternative, rng=3)
+    ner = next(t for t in res.tasks if t.name == "ner")
+    direct = pairperm.bootstrap_intervals(list(tasks["ner"].values()), "f1", method="percentile", n_resamples=1000,
+                                          rng=ner.bootstrap_seed, alternative=alternative)
+    for r in res.rows:
+        if r.task == "ner":
+            continue
+        si = pairperm.shift_interval(tasks[r.task][r.system_a], tasks[r.task][r.system_b], alternative=alternative)
+        assert (r.ci_low, r.ci_high) == tuple(si.sum_difference if r.task == "pos" else si.mean_difference)
+    rows = [r for r in res.rows if r.task == "ner"]
+    assert [(r.ci_low, r.ci_high) for r in rows] == [tuple(iv) for iv in direct.difference_intervals.tolist()]
+    # Each system's own interval stays two-sided.
+    assert all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in ner.system_intervals)
+
+
+def test_lower_is_better_intervals_face_the_tested_side():
+    rng = np.random.default_rng(4)
+    ppl = {s: rng.gamma(3.0, 2.0 + 0.3 * k, 40) for k, s in enumerate("ABC")}
+    res = pairperm.compare_systems({"lm": ppl, "qa": _accuracy_task(1, 50, names="ABC")},
+                                   {"lm": "perplexity", "qa": "accuracy"}, alternative="greater")
+    for r in res.rows:
+        if r.task == "lm":
+            # "greater" is A better, i.e. lower perplexity: an upper bound on mean(A) - mean(B).
+            si = pairperm.shift_interval(ppl[r.system_a], ppl[r.system_b], alternative="less")
+            assert (r.ci_low, r.ci_high) == tuple(si.mean_difference)
+
+
+def test_without_intervals(tasks):
+    res = pairperm.compare_systems(tasks, METRICS, confidence_level=None, rng=7)
+    assert all(math.isnan(r.ci_low) and math.isnan(r.ci_high) for r in res.rows)
+    assert all(t.system_intervals == () and t.interval_method == "" for t in res.tasks)
+    with pytest.raises(ValueError, match="confidence_level"):
+        pairperm.compare_systems(tasks, METRICS, confidence_level=1.5)
+
+
+# ---------------------------------------------------------------- corrections
+
+
+def test_correction_scope_task_and_family(tasks):
+    sm = pytest.importorskip("statsmodels.stats.multitest")
+    for method in ("holm", "fdr_bh"):
+        per_task = pairperm.compare_systems(tasks, METRICS, correction=method, confidence_level=None)
+        family = pairperm.compare_systems(tasks, METRICS, correction=method, correction_scope="family",
+                                          confidence_level=None)
+        p = np.array([r.pvalue for r in family.rows])
+        np.testing.assert_array_equal([r.pvalue_adjusted for r in family.rows], sm.multipletests(p, method=method)[1])
+        for name in tasks:
+            pt = np.array([r.pvalue for r in per_task.rows if r.task == name])
+            np.testing.assert_array_equal([r.pvalue_adjusted for r in per_task.rows if r.task == name],
+                                          sm.multipletests(pt, method=method)[1])
+        assert [r.pvalue for r in per_task.rows] == list(p)
+    with pytest.raises(ValueError, match="correction_scope must be one of"):
+        pairperm.compare_systems(tasks, METRICS, correction_scope="tasks")
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def test_long_table_equals_mapping_and_aligns_by_item(tasks):
+    two = {"qa": tasks["qa"], "pos": tasks["pos"]}
+    metric = {"qa": "accuracy", "pos": "sum"}
+    frame = _long(two)
+    want = pairperm.compare_systems(two, metric, rng=1)
+    assert pairperm.compare_systems(frame, metric, rng=1) == want
+    # Rows in any order: items are aligned by id; tasks and systems come in order of first appearance.
+    shuffled = frame.sample(frac=1.0, random_state=0)
+    res = pairperm.compare_systems(shuffled, metric, rng=1, names=list("ABCD"))
+    assert res.task_names == tuple(dict.fromkeys(shuffled.task))
+    for name in two:
+        assert res.task(name) == want.task(name)
+    renamed = frame.rename(columns={"task": "benchmark", "item": "doc_id", "system": "model", "score": "acc"})
+    cols = {"task": "benchmark", "item": "doc_id", "system": "model", "score": "acc"}
+    assert pairperm.compare_systems(renamed, metric, columns=cols, rng=1) == want
+
+
+def test_long_table_with_several_score_columns_for_f1(tasks):
+    pd = pytest.importorskip("pandas")
+    rows = [{"task": "ner", "item": i, "system": s, "tp": int(c[0]), "fp": int(c[1]), "fn": int(c[2])}
+            for s, arr in tasks["ner"].items() for i, c in enumerate(arr)]
+    rows += [{"task": "qa", "item": i, "system": s, "tp": int(v), "fp": 0, "fn": 0}
+             for s, arr in tasks["qa"].items() for i, v in enumerate(arr)]
+    frame = pd.DataFrame(rows)
+    res = pairperm.compare_systems(frame[frame.task == "ner"], "f1", columns={"score": ("tp", "fp", "fn")},
+                                   confidence_level=None)
+    want = pairperm.compare_systems({"ner": tasks["ner"]}, "f1", confidence_level=None)
+    assert res.rows == want.rows
+
+
+def test_long_table_missing_and_duplicated_cells_are_named(tasks):
+    frame = _long({"qa": tasks["qa"]})
+    with pytest.raises(ValueError, match=r"task 'qa': system 'B' has no score for item 'i0003'"):
+        pairperm.compare_systems(frame.drop(index=frame.index[(frame.system == "B") & (frame.item == "i0003")]))
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match=r"2 rows sharing a \(task, item, system\): \('qa', 'i0005', 'A'\)"):
+        pairperm.compare_systems(pd.concat([frame, frame.iloc[[5]]]))
+    holes = frame.copy()
+    holes.loc[7, "score"] = np.nan
+    with pytest.raises(ValueError, match=r"score column 'score' is missing for \(task, item, system\) = "
+                                         r"\('qa', 'i0007', 'A'\)"):
+        pairperm.compare_systems(holes)
+    no_task = frame.astype({"task": object})
+    no_task.loc[9, "task"] = None
+    with pytest.raises(ValueError, match=r"column 'task' is empty in row 9"):
+        pairperm.compare_systems(no_task)
+    with pytest.raises(ValueError, match=r"no column\(s\) 'benchmark'"):
+        pairperm.compare_systems(frame, columns={"task": "benchmark"})
+    with pytest.raises(ValueError, match="unknown key"):
+        pairperm.compare_systems(frame, columns={"tasks": "task"})
+
+
+def test_task_values_may_be_dataframes_and_arrays(tasks):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(tasks["qa"])
+    arr = np.stack(list(tasks["pos"].values()))
+    res = pairperm.compare_systems({"qa": frame, "pos": arr}, {"qa": "accuracy", "pos": "sum"}, names=list("ABCD"),
+                                   rng=1)
+    want = pairperm.compare_systems({"qa": tasks["qa"], "pos": tasks["pos"]}, {"qa": "accuracy", "pos": "sum"},
+                                    rng=1)
+    assert res == want
+
+
+def test_bad_task_inputs_name_the_task(tasks):
+    bad = {"qa": tasks["qa"], "pos": {"A": [1, 2, 3], "B": [1, 2]}}
+    with pytest.raises(ValueError, match=r"task 'pos': compare_systems: every system must be scored on the same"):
+        pairperm.compare_systems(bad, "sum")
+    with pytest.raises(ValueError, match=r"missing for 'ner'"):
+        pairperm.compare_systems(tasks, {"qa": "accuracy", "pos": "sum"})
+    with pytest.raises(ValueError, match=r"task 'qa': compare_systems: baseline 'Z'"):
+        pairperm.compare_systems(tasks, METRICS, baseline="Z")
+    with pytest.raises(ValueError, match=r"cache= applies to several tasks"):
+        pairperm.compare_systems(tasks["qa"], cache={})
+    with pytest.raises(ValueError, match=r"confidence_level= applies to several tasks"):
+        pairperm.compare_systems(tasks["qa"], confidence_level=0.9)
+    assert pairperm.compare_systems(tasks["qa"], confidence_level=None) == pairperm.compare_systems(tasks["qa"])
+    with pytest.raises(ValueError, match=r"mapping \{task: metric\} needs several tasks"):
+        pairperm.compare_systems(tasks["qa"], {"qa": "accuracy"})
+
+
+def test_baseline_rows(tasks):
+    res = pairperm.compare_systems(tasks, METRICS, baseline="A", rng=7)
+    assert [(r.task, r.system_a, r.system_b) for r in res.rows] == [
+        (t, s, "A") for t in tasks for s in "BCD"]
+
+
+# ---------------------------------------------------------------- provenance
+
+
+def test_to_dict_carries_provenance_and_round_trips(tasks):
+    res = pairperm.compare_systems(tasks, METRICS, rng=7, correction="fdr_by", correction_scope="family",
+                                   confidence_level=0.9, method="auto")
+    d = json.loads(res.to_json())
+    assert d["pairperm_version"] == pairperm.__version__
+    assert (d["seed"], d["correction"], d["correction_scope"], d["confidence_level"], d["method"],
+            d["bootstrap_resamples"], d["complete"]) == (7, "fdr_by", "family", 0.9, "auto", 1000, True)
+    assert [(t["name"], t["n_items"], t["n_units"], t["metric"]) for t in d["tasks"]] == [
+        ("qa", 300, 300, "accuracy"), ("pos", 200, 200, "sum"), ("ner", 150, 150, "f1")]
+    assert all(p["engine"] and p["test"] for p in d["pairs"])
+    assert list(d["pairs"][0]) == list(pairperm.TaskPair._fields)
+    assert pairperm.MultiTaskComparison.from_json(res.to_json()) == res
+    frame = res.to_frame()
+    assert list(frame.columns) == ["task", "system_a", "system_b", "metric_a", "metric_b", "difference", "ci_low",
+                                   "ci_high", "statistic", "pvalue", "pvalue_adjusted", "significant", "test",
+                                   "engine"]
+
+
+# ---------------------------------------------------------------- cache and resume
+
+
+_RUN_CHUNK = _tasks._run_chunk
+
+
+class _Counting:
+    """Wraps the pair runner: counts the pairs it computes, raises after `fail_after` calls."""
+
+    def __init__(self, monkeypatch, fail_after=None, exc=RuntimeError):
+        self.pairs = 0
+        self.calls = 0
+        self.fail_after = fail_after
+        self.exc = exc
+        self.inner = _RUN_CHUNK
+        monkeypatch.setattr(_tasks, "_run_chunk", self)
+
+    def __call__(self, task, idx, *args, **kwargs):
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise self.exc("interrupted")
+        self.calls += 1
+        self.pairs += len(idx)
+        return self.inner(task, idx, *args, **kwargs)
+
+
+def _many_systems():
+    return {"qa": _accuracy_task(11, 400, shares=tuple(np.linspace(0.45, 0.6, 14)), names=[f"m{k}" for k in range(14)]),
+            "ner": _f1_task(12, 80, names=[f"m{k}" for k in range(6)])}
+
+
+def test_second_run_with_the_cache_computes_nothing(tmp_path, monkeypatch):
+    data = _many_systems()
+    metric = {"qa": "accuracy", "ner": "f1"}
+    first = _Counting(monkeypatch)
+    res1 = pairperm.compare_systems(data, metric, rng=2, cache=tmp_path)
+    assert first.pairs == 91 + 15
+    second = _Counting(monkeypatch)
+    res2 = pairperm.compare_systems(data, metric, rng=2, cache=str(tmp_path))
+    assert second.pairs == 0 and res2 == res1
+    # Changing one system's data recomputes exactly its pairs.
+    changed = {"qa": dict(data["qa"]), "ner": data["ner"]}
+    changed["qa"]["m3"] = 1 - changed["qa"]["m3"]
+    third = _Counting(monkeypatch)
+    pairperm.compare_systems(changed, metric, rng=2, cache=tmp_path)
+    assert third.pairs == 13
+    # So does another option deciding the result.
+    fourth = _Counting(monkeypatch)
+    pairperm.compare_systems(data, metric, rng=2, cache=tmp_path, confidence_level=0.9)
+    assert fourth.pairs == 91  # the bootstrapped F1 task's pairs carry no interval of their own
+
+
+def test_interrupted_run_resumes_and_equals_an_uninterrupted_one(tmp_path, monkeypatch):
+    data = _many_systems()
+    metric = {"qa": "accuracy", "ner": "f1"}
+    want = pairperm.compare_systems(data, metric, rng=2)
+    broken = _Counting(monkeypatch, fail_after=1)  # the first chunk of 64 pairs finishes, then it fails
+    with pytest.raises(RuntimeError, match="interrupted"):
+        pairperm.compare_systems(data, metric, rng=2, cache=tmp_path)
+    assert broken.pairs == 64
+    resumed = _Counting(monkeypatch)
+    res = pairperm.compare_systems(data, metric, rng=2, cache=tmp_path)
+    assert resumed.pairs == 91 + 15 - 64
+    assert res == want
+
+
+def test_keyboard_interrupt_keeps_finished_pairs(monkeypatch):
+    data = _many_systems()
+    store: dict = {}
+
+    class Store:
+        def get(self, key):
+            return store.get(key)
+
+        def set(self, key, value):
+            store[key] = value
+
+    _Counting(monkeypatch, fail_after=1, exc=KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt) as info:
+        pairperm.compare_systems(data, {"qa": "accuracy", "ner": "f1"}, rng=2, cache=Store())
+    partial = info.value.partial_result
+    assert not partial.complete and len(partial.rows) == 64 == len(store)
+    monkeypatch.undo()
+    full = pairperm.compare_systems(data, {"qa": "accuracy", "ner": "f1"}, rng=2, confidence_level=None)
+    assert [(r.system_a, r.system_b, r.pvalue) for r in partial.rows] == [
+        (r.system_a, r.system_b, r.pvalue) for r in full.rows[:64]]
+
+
+def test_bad_cache_is_an_error(tmp_path, tasks):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ValueError, match="is not a directory"):
+        pairperm.compare_systems(tasks, METRICS, cache=f)
+    with pytest.raises(ValueError, match=r"get\(key\) and set\(key, value\)"):
+        pairperm.compare_systems(tasks, METRICS, cache=42)
+
+
+# ---------------------------------------------------------------- report
+
+
+def _expected_mark(res, task, system, reference):
+    """The report's rule from the rows: + / - for a significant pair with the reference."""
+    t = next(t for t in res.tasks if t.name == task)
+    value = dict(zip(t.systems, t.metric_values))
+    for r in res.rows:
+        if r.task == task and {r.system_a, r.system_b} == {system, reference}:
+            if not r.significant:
+                return ""
+            return "+" if value[system] > value[reference] else "-"
+    return None
+
+
+@pytest.mark.parametrize("baseline", [None, "B"])
+def test_report_marks_follow_the_rule(result, baseline):
+    rep = result.report(baseline)
+    for t in result.tasks:
+        best = t.systems[int(np.argmax(t.metric_values))]
+        ref = baseline or best
+        for s in t.systems:
+            cell = rep.cells[s, t.name]
+            assert cell.best == (s == best)
+            assert cell.mark == ("" if s == ref else _expected_mark(result, t.name, s, ref))
+            assert (cell.ci_low, cell.ci_high) == t.system_intervals[t.systems.index(s)]
+    marks = {c.mark for c in rep.cells.values()}
+    assert marks & {"+", "-"} and (baseline is not None or "+" not in marks)
+    d = json.loads(rep.to_json())
+    assert d["reference"] == ("best" if baseline is None else "baseline") and len(d["cells"]) == 12
+
+
+def test_report_formats_escape_names():
+    data = {"a&b_%": _accuracy_task(1, 60, names=["x_1", "y|2", "<z>"]),
+            "t#2": _accuracy_task(2, 60, names=["x_1", "y|2", "<z>"])}
+    res = pairperm.compare_systems(data, "accuracy", rng=0)
+    latex = res.to_latex()
+    assert r"a\&b\_\%" in latex and r"t\#2" in latex and r"x\_1" in latex and r"\toprule" in latex
+    md = res.to_markdown()
+    assert r"y\|2" in md and md.count("\n|") == 4
+    html = res._repr_html_()
+    assert "&lt;z&gt;" in html and "<z>" not in html
+
+
+def test_report_at_30_systems_and_12_tasks_stays_one_line_per_system():
+    names = [f"ckpt-{k:02d}" for k in range(30)]
+    data = {f"task{t}": _accuracy_task(t, 120, shares=tuple(np.linspace(0.4, 0.7, 30)), names=names)
+            for t in range(12)}
+    res = pairperm.compare_systems(data, "accuracy", confidence_level=None, correction_scope="family")
+    json.loads(res.report().to_json(), parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    md = res.report(intervals=False).to_markdown()
+    lines = md.splitlines()
+    assert len([ln for ln in lines if ln.startswith("| ckpt-")]) == 30
+    assert max(len(ln) for ln in lines if ln.startswith("| ckpt-")) < 200
+    assert res.to_latex().count(r"\\") == 31
+
+
+def test_plot_differences_draws_the_long_table(result):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    axes = result.plot_differences(baseline="A")
+    assert [ax.get_title() for ax in axes] == ["qa", "pos", "ner"]
+    assert sorted(t.get_text() for t in axes[0].get_yticklabels()) == ["B", "C", "D"]
+    plt.close("all")
+
+
+def test_executor_and_progress_cover_every_task(tasks, result):
+    import concurrent.futures as cf
+
+    seen = []
+    with cf.ThreadPoolExecutor(2) as pool:
+        res = pairperm.compare_systems(tasks, METRICS, rng=7, executor=pool, progress=lambda d, t: seen.append((d, t)))
+    assert res == result
+    assert seen[-1] == (18, 18) and all(t == 18 for _, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def _token_f1(sums):
+    tp, fp, fn = sums[..., 0], sums[..., 1], sums[..., 2]
+    return 2 * tp / (2 * tp + fp + fn)
+
+
+def test_bootstrapped_metrics_match_the_reported_values():
+    counts = _f1_task(8, 120, names="ABC")
+    two_columns = {s: np.column_stack([c[:, 0], c[:, 1] + c[:, 2]]) for s, c in counts.items()}  # (tp, errors)
+    data = {"p": counts, "r": counts, "f1_2col": two_columns, "custom": {s: c.astype(float) for s, c in counts.items()}}
+    metric = {"p": "precision", "r": "recall", "f1_2col": "f1", "custom": _token_f1}
+    res = pairperm.compare_systems(data, metric, rng=1, n_resamples=500)
+    for t in res.tasks:
+        stats, fn, scale = _tasks.bootstrap_input(metric[t.name], [np.asarray(v) for v in data[t.name].values()])
+        direct = pairperm.bootstrap_intervals(stats, fn, method="percentile", n_resamples=1000, rng=t.bootstrap_seed)
+        np.testing.assert_allclose(direct.estimates * scale, t.metric_values, rtol=1e-12)
+        assert t.system_intervals == tuple(tuple(iv) for iv in direct.intervals.tolist())
+        assert t.interval_method == "bootstrap_percentile"
+    f1 = next(t for t in res.tasks if t.name == "f1_2col")
+    np.testing.assert_allclose(f1.metric_values, next(t for t in res.tasks if t.name == "custom").metric_values)
+
+
+@pytest.mark.parametrize("options", [{"confidence_level": None}, {"alternative": "greater"}])
+def test_json_is_standard_and_round_trips_without_intervals_and_one_sided(tasks, options):
+    res = pairperm.compare_systems(tasks, METRICS, rng=7, **options)
+    text = res.to_json()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    back = pairperm.MultiTaskComparison.from_json(text)
+    assert back == res
+    for a, b in zip(back.rows, res.rows):
+        np.testing.assert_array_equal([a.ci_low, a.ci_high], [b.ci_low, b.ci_high])
