@@ -97,8 +97,32 @@ def test_every_task_equals_its_single_task_run(tasks, result):
             assert (r.metric_a, r.metric_b, r.statistic, r.pvalue, r.pvalue_adjusted, r.significant, r.test,
                     r.engine) == (s.metric_a, s.metric_b, s.statistic, s.pvalue, s.pvalue_adjusted, s.significant,
                                   s.test, s.engine)
-            assert r.difference == r.metric_a - r.metric_b
-        assert result.task(name).rows == single.rows
+            assert r.difference == r.metric_a - r.metric_b == s.difference
+            if METRICS[name] in ("sum", "accuracy", "mean"):  # the same shift intervals
+                assert (r.ci_low, r.ci_high) == (s.ci_low, s.ci_high)
+            else:  # bootstrapped: resamples seeded by the task's name
+                assert s.ci_low < s.difference < s.ci_high
+        assert [r[:11] for r in result.task(name).rows] == [r[:11] for r in single.rows]
+
+
+def test_one_task_rows_carry_differences_and_intervals(tasks):
+    qa = tasks["qa"]
+    res = pairperm.compare_systems(qa, "accuracy", confidence_level=0.9)
+    assert res.confidence_level == 0.9 and len(res.system_intervals) == len(res.names)
+    for r in res.rows:
+        si = pairperm.shift_interval(qa[r.system_a], qa[r.system_b], confidence_level=0.9)
+        assert (r.ci_low, r.ci_high) == tuple(si.mean_difference)
+        assert r.difference == r.metric_a - r.metric_b
+    boot = pairperm.bootstrap_intervals(list(qa.values()), "mean", method="percentile", confidence_level=0.9,
+                                        n_resamples=1000,
+                                        rng=pairperm._tasks.interval_seed(None, ""))
+    assert res.system_intervals == tuple((float(lo), float(hi)) for lo, hi in boot.intervals)
+    off = pairperm.compare_systems(qa, "accuracy", confidence_level=None)
+    assert all(math.isnan(r.ci_low) and math.isnan(r.ci_high) for r in off.rows)
+    assert off.system_intervals == () and [r[:11] for r in off.rows] == [r[:11] for r in res.rows]
+    for r in (res, off):
+        back = pairperm.SystemsComparison.from_json(r.to_json())
+        assert back == r and json.loads(r.to_json())  # standard JSON: no NaN
 
 
 def test_small_task_pvalues_and_intervals_against_brute_force():
@@ -283,9 +307,10 @@ def test_bad_task_inputs_name_the_task(tasks):
         pairperm.compare_systems(tasks, METRICS, baseline="Z")
     with pytest.raises(ValueError, match=r"cache= applies to several tasks"):
         pairperm.compare_systems(tasks["qa"], cache={})
-    with pytest.raises(ValueError, match=r"confidence_level= applies to several tasks"):
-        pairperm.compare_systems(tasks["qa"], confidence_level=0.9)
-    assert pairperm.compare_systems(tasks["qa"], confidence_level=None) == pairperm.compare_systems(tasks["qa"])
+    with pytest.raises(ValueError, match=r"confidence_level must be"):
+        pairperm.compare_systems(tasks["qa"], confidence_level=1.5)
+    with pytest.raises(ValueError, match=r"bootstrap_resamples must be a positive integer"):
+        pairperm.compare_systems(tasks["qa"], bootstrap_resamples=0)
     with pytest.raises(ValueError, match=r"mapping \{task: metric\} needs several tasks"):
         pairperm.compare_systems(tasks["qa"], {"qa": "accuracy"})
 

@@ -66,7 +66,11 @@ _ADJUSTED_NAMES = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted",
 class SystemPair(NamedTuple):
     """One compared pair: A against B (``statistic``, ``pvalue``, ``test`` and ``engine`` as
     ``compare(A, B)``; ``engine`` is what ran inside the test, e.g. ``"dp"``, ``"grouped"`` or
-    ``"monte_carlo"``, empty in results saved before it was recorded)."""
+    ``"monte_carlo"``, empty in results saved before it was recorded). ``difference`` is the
+    metric of A minus the metric of B in the metric's units, ``ci_low``/``ci_high`` its
+    confidence interval (infinite on the untested side of a one-sided test; NaN when no
+    interval was asked for, or for sums and means of integers whose differences reach 2**53,
+    where the inverted test's subset means are not exact in float64)."""
 
     system_a: str
     system_b: str
@@ -78,6 +82,9 @@ class SystemPair(NamedTuple):
     significant: bool
     test: str
     engine: str = ""
+    difference: Union[int, float] = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
 
 
 # ---------------------------------------------------------------- multiple testing
@@ -184,6 +191,10 @@ class SystemsComparison:
     alpha : float
     baseline : str or None
         Set when every system was compared against this one only.
+    confidence_level : float or None
+        Level of the intervals of the rows and of ``system_intervals`` (None: none asked for).
+    system_intervals : tuple of (float, float)
+        Each system's metric's paired-bootstrap percentile interval (empty without intervals).
 
     Examples
     --------
@@ -214,6 +225,8 @@ class SystemsComparison:
     correction: Optional[str]
     alpha: float
     baseline: Optional[str] = None
+    confidence_level: Optional[float] = None
+    system_intervals: tuple = ()
 
     # ---- views
 
@@ -263,9 +276,17 @@ class SystemsComparison:
             "correction": self.correction,
             "alpha": self.alpha,
             "baseline": self.baseline,
-            "systems": [{"name": n, "metric": v} for n, v in zip(self.names, self.metric_values)],
-            "pairs": [r._asdict() for r in self.rows],
+            "confidence_level": self.confidence_level,
+            "systems": [{"name": n, "metric": v, **_interval_fields(self.system_intervals, k)}
+                        for k, (n, v) in enumerate(zip(self.names, self.metric_values))],
+            "pairs": [_tasks_module()._plain_interval(r._asdict()) for r in self.rows],
         }
+
+    def __eq__(self, other: object) -> bool:
+        # Through the plain form: rows without an interval hold NaN, which never equals itself.
+        return isinstance(other, SystemsComparison) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`; :meth:`from_json` reads it back."""
@@ -274,15 +295,23 @@ class SystemsComparison:
     @classmethod
     def from_dict(cls, d: Mapping) -> SystemsComparison:
         systems = d["systems"]
+        level = d.get("confidence_level")
+        rows = []
+        for r in d["pairs"]:
+            # Results saved before rows carried them: no engine, the difference of the metrics, no interval.
+            r = {"ci_low": None, "ci_high": None, "difference": r["metric_a"] - r["metric_b"], **r}
+            rows.append(SystemPair(**_tasks_module()._float_interval(r, level)))
         return cls(
             names=tuple(s["name"] for s in systems),
             metric=d["metric"],
             metric_values=tuple(s["metric"] for s in systems),
-            rows=tuple(SystemPair(**r) for r in d["pairs"]),  # results saved without `engine` get ""
+            rows=tuple(rows),
             alternative=d["alternative"],
             correction=d["correction"],
             alpha=d["alpha"],
             baseline=d.get("baseline"),
+            confidence_level=level,
+            system_intervals=tuple((s["ci_low"], s["ci_high"]) for s in systems if "ci_low" in s),
         )
 
     @classmethod
@@ -429,6 +458,16 @@ class SystemsComparison:
 
 
 # ---------------------------------------------------------------- input
+
+
+def _tasks_module() -> Any:
+    from . import _tasks  # here, not at the top: _tasks builds on this module
+
+    return _tasks
+
+
+def _interval_fields(intervals: tuple, k: int) -> dict:
+    return {"ci_low": intervals[k][0], "ci_high": intervals[k][1]} if intervals else {}
 
 
 def _is_dataframe(x: Any) -> bool:
@@ -762,15 +801,15 @@ def compare_systems(
         Several tasks: adjust the p-values within each task (default) or over all pairs of all
         tasks.
     confidence_level : float or None
-        Several tasks: the level of every interval (default 0.95); None computes none. A
-        pair's ``difference`` (metric of A minus metric of B, in the metric's own units) gets
-        the interval :func:`pairperm.shift_interval` gives by inverting the permutation test
-        for sums and means (accuracy, exact match, sums, real means; per item, or for
-        ``"sum"`` per sum), and a paired bootstrap percentile interval for the other metrics
-        (F1, BLEU, callables, ...) from one shared set of resamples per task
-        (:func:`pairperm.bootstrap_intervals`), which also gives every system's own interval.
-        One-sided tests get one-sided intervals. A single task's rows carry no intervals: for
-        them, pass ``{"task_name": scores}``.
+        The level of every interval (default 0.95); None computes none. A pair's
+        ``difference`` (metric of A minus metric of B, in the metric's own units) gets the
+        interval :func:`pairperm.shift_interval` gives by inverting the permutation test for sums
+        and means (accuracy, exact match, sums, real means; per item, or for ``"sum"`` per sum),
+        and a paired bootstrap percentile interval for the other metrics (F1, BLEU, callables,
+        ...) from one shared set of resamples per task (:func:`pairperm.bootstrap_intervals`),
+        which also gives every system's own interval. One-sided tests get one-sided intervals.
+        Without ``rng`` the bootstrap is seeded by the task's name, so that reruns report the same
+        intervals.
     bootstrap_resamples : int
         Resamples of each task's shared bootstrap (default 1000, as sacrebleu).
     cache : None, str, path or object
@@ -815,15 +854,15 @@ def compare_systems(
     >>> [(r.system_a, r.system_b, f"{r.pvalue:.6g}") for r in b.rows]
     [('A', 'B', '0.0625'), ('C', 'B', '0.015625')]
     """
-    from . import _tasks  # here, not at the top: _tasks builds on this module
-
+    _tasks = _tasks_module()
     if _tasks.is_several_tasks(scores, metric, columns):
         return _tasks.compare_tasks(
             scores, metric, baseline=baseline, alternative=alternative, correction=correction,
             correction_scope=correction_scope, alpha=alpha, n_jobs=n_jobs, executor=executor, progress=progress,
             names=names, confidence_level=confidence_level, bootstrap_resamples=bootstrap_resamples, cache=cache,
             columns=columns, options=options)
-    _single_task_options(metric, correction_scope, cache, columns, confidence_level, bootstrap_resamples)
+    _single_task_options(metric, correction_scope, cache, columns)
+    level, n_boot = _tasks.interval_options(confidence_level, bootstrap_resamples)
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
                                                           n_jobs, executor, options)
     pairs = _pairs(sys_names, baseline)
@@ -831,9 +870,17 @@ def compare_systems(
                                                executor, progress)
     adjusted = multipletests(pvalue, correction)
     values = [_metric_value(metric, a) for a in arrays]
+    system_ci: tuple = ()
+    pair_ci = np.full((len(pairs), 2), math.nan)
+    if level is not None:
+        task = _tasks.PreparedTask("", metric, sys_names, arrays, pairs, n_units=len(arrays[0]))
+        seed = _tasks.interval_seed(root, "")
+        system_ci, pair_ci = _tasks.task_intervals(task, level, alternative, n_boot, seed,
+                                                   _tasks.shift_intervals(task, pairs, alternative, level))
     rows = tuple(
         SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
-                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k], engine[k])
+                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k], engine[k], values[i] - values[j],
+                   float(pair_ci[k, 0]), float(pair_ci[k, 1]))
         for k, (i, j) in enumerate(pairs.tolist())
     )
     return SystemsComparison(
@@ -845,11 +892,12 @@ def compare_systems(
         correction=correction,
         alpha=float(alpha),
         baseline=None if baseline is None else str(baseline),
+        confidence_level=level,
+        system_intervals=system_ci,
     )
 
 
-def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns: Any, confidence_level: Any,
-                         bootstrap_resamples: Any) -> None:
+def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns: Any) -> None:
     """Options that only several tasks use are errors on one task, not silently dropped (the
     defaults, and no intervals, are what one task does anyway)."""
     if isinstance(metric, Mapping):
@@ -857,9 +905,7 @@ def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns
                          "long table); scores holds one task")
     if correction_scope not in ("task", "family"):
         raise ValueError(f"{_FUNC}: correction_scope must be 'task' or 'family'; got {correction_scope!r}")
-    asked = {"cache": cache is not None, "columns": columns is not None,
-             "confidence_level": confidence_level is not None and confidence_level != 0.95,
-             "bootstrap_resamples": bootstrap_resamples != 1000}
+    asked = {"cache": cache is not None, "columns": columns is not None}
     for name, given in asked.items():
         if given:
             raise ValueError(f"{_FUNC}: {name}= applies to several tasks ({{task: scores}} or a long table); for one "

@@ -181,12 +181,13 @@ class MultiTaskComparison:
         summary = self.tasks[self.task_names.index(name)]
         rows = tuple(
             _systems.SystemPair(r.system_a, r.system_b, r.metric_a, r.metric_b, r.statistic, r.pvalue,
-                                r.pvalue_adjusted, r.significant, r.test, r.engine)
+                                r.pvalue_adjusted, r.significant, r.test, r.engine, r.difference, r.ci_low, r.ci_high)
             for r in self.rows if r.task == name
         )
         return _systems.SystemsComparison(
             names=summary.systems, metric=summary.metric, metric_values=summary.metric_values, rows=rows,
             alternative=self.alternative, correction=self.correction, alpha=self.alpha, baseline=self.baseline,
+            confidence_level=self.confidence_level, system_intervals=summary.system_intervals,
         )
 
     def to_frame(self) -> Any:
@@ -485,17 +486,42 @@ def _run_chunk(task: PreparedTask, idx: list, seed_keys: list, alternative: str,
     statistic, pvalue, test, engine = _systems._run_all(
         task.arrays, task.systems, pairs, task.metric, alternative, options, root, n_jobs, executor, progress,
         seed_keys=seed_keys)
+    intervals = shift_intervals(task, pairs, alternative, confidence_level)
+    return [{"statistic": statistic[k], "pvalue": float(pvalue[k]), "test": test[k], "engine": engine[k],
+             "ci_low": low, "ci_high": high} for k, (low, high) in enumerate(intervals)]
+
+
+def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
+                    confidence_level: Optional[float]) -> list:
+    """(low, high) of each pair's difference by inverting the permutation test, in the metric's
+    units, for sums and means; NaN for other metrics (bootstrapped per task) and without a level."""
     units = _shift_units(task.metric)
+    if confidence_level is None or units is None:
+        return [(math.nan, math.nan)] * len(pairs)
     ci_alt = _interval_alternative(task.metric, alternative)
     out = []
-    for k, (i, j) in enumerate(pairs.tolist()):
-        low = high = math.nan
-        if confidence_level is not None and units is not None:
-            si = shift_interval(task.arrays[i], task.arrays[j], confidence_level=confidence_level, alternative=ci_alt)
-            low, high = getattr(si, units)
-        out.append({"statistic": statistic[k], "pvalue": float(pvalue[k]), "test": test[k], "engine": engine[k],
-                    "ci_low": float(low), "ci_high": float(high)})
+    for i, j in pairs.tolist():
+        x, y = task.arrays[i], task.arrays[j]
+        if x.dtype.kind == "i" and int(np.abs(x - y).max(initial=0)) >= 2**53:
+            # Subset means of such differences are not exact in float64: no interval, not a wrong one.
+            out.append((math.nan, math.nan))
+            continue
+        si = shift_interval(x, y, confidence_level=confidence_level, alternative=ci_alt)
+        low, high = getattr(si, units)
+        out.append((float(low), float(high)))
     return out
+
+
+def task_intervals(task: PreparedTask, confidence_level: float, alternative: str, bootstrap_resamples: int,
+                   seed: int, shifted: Optional[list]) -> tuple[tuple, np.ndarray]:
+    """Each system's bootstrap interval and each pair's difference interval: the shift
+    intervals given (sums and means) or, for other metrics, from the same shared resamples."""
+    units = _shift_units(task.metric)
+    sys_iv, pair_ci = _bootstrap(task, confidence_level, alternative, bootstrap_resamples, seed,
+                                 with_pairs=units is None)
+    if pair_ci is None:
+        pair_ci = np.array(shifted, dtype=np.float64).reshape(len(task.pairs), 2)
+    return tuple((float(lo), float(hi)) for lo, hi in sys_iv), pair_ci
 
 
 def _precision_of_sums(sums: np.ndarray) -> np.ndarray:
@@ -552,6 +578,22 @@ def _options_key(task: PreparedTask, alternative: str, options: dict, seed: Opti
     }, sort_keys=True)
 
 
+def interval_seed(root: Optional[int], task: str) -> int:
+    """The seed of a task's bootstrap intervals: from rng when given, else fixed by the task's
+    name (as sacrebleu fixes its bootstrap's), so that unseeded reruns report the same intervals."""
+    drawn = _systems._pair_seed(root, _name_key(task))
+    return drawn if drawn is not None else _name_key(task)
+
+
+def interval_options(confidence_level: Any, bootstrap_resamples: Any) -> tuple[Optional[float], int]:
+    """The validated level of the intervals (None: none) and the bootstrap's resamples."""
+    level = check_probability(confidence_level, "confidence_level", _FUNC, optional=True)
+    if not (isinstance(bootstrap_resamples, numbers.Integral) and not isinstance(bootstrap_resamples, bool)
+            and int(bootstrap_resamples) >= 1):
+        raise ValueError(f"{_FUNC}: bootstrap_resamples must be a positive integer; got {bootstrap_resamples!r}")
+    return level, int(bootstrap_resamples)
+
+
 def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, correction: Any, correction_scope: Any,
                   alpha: Any, n_jobs: Any, executor: Any, progress: Any, names: Any, confidence_level: Any,
                   bootstrap_resamples: Any, cache: Any, columns: Any, options: dict) -> MultiTaskComparison:
@@ -559,11 +601,7 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
     if correction_scope not in SCOPES:
         raise ValueError(f"{_FUNC}: correction_scope must be one of {', '.join(map(repr, SCOPES))}; "
                          f"got {correction_scope!r}")
-    level = check_probability(confidence_level, "confidence_level", _FUNC, optional=True)
-    if not (isinstance(bootstrap_resamples, numbers.Integral) and not isinstance(bootstrap_resamples, bool)
-            and int(bootstrap_resamples) >= 1):
-        raise ValueError(f"{_FUNC}: bootstrap_resamples must be a positive integer; got {bootstrap_resamples!r}")
-    n_boot = int(bootstrap_resamples)
+    level, n_boot = interval_options(confidence_level, bootstrap_resamples)
     store = as_cache(cache, _FUNC)
     options = dict(options)
     root = _systems._seed_root(options.pop("rng", None))
@@ -648,11 +686,9 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
         pair_ci: Optional[np.ndarray] = None
         seed: Optional[int] = None
         if level is not None:
-            # Unseeded runs still record the seed their resamples came from.
-            drawn = _systems._pair_seed(root, _name_key(task.name))
-            seed = drawn if drawn is not None else int(np.random.default_rng().integers(0, 2**63))
+            seed = interval_seed(root, task.name)
             sys_iv, pair_ci = _bootstrap(task, level, alternative, bootstrap_resamples, seed, with_pairs=units is None)
-            system_ci = tuple((float(lo), float(hi)) for lo, hi in sys_iv)
+            system_ci = tuple((float(lo), float(hi)) for lo, hi in sys_iv)  # pair_ci: None for shift intervals
         summaries.append(TaskSummary(
             name=task.name, metric=_metric_name(task.metric),
             systems=tuple(task.systems), metric_values=tuple(values), system_intervals=system_ci,
