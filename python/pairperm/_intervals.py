@@ -31,6 +31,7 @@ from ._bootstrap import (
 )
 from ._errors import SupportTooLargeError
 from ._realvalued import REAL_MAX_EXACT
+from ._results import ConfidenceInterval
 from ._runner import monte_carlo_options
 from ._validation import (
     N_RESAMPLES,
@@ -57,13 +58,6 @@ AUTO_EXACT_MAX = 30
 # the subset sums' own round-off, below which the count itself is not resolved.
 _BISECT_RTOL = 2.0**-44
 _STANDARD_NORMAL = NormalDist()
-
-
-class ConfidenceInterval(NamedTuple):
-    """Lower and upper end (``-inf`` / ``inf`` for a one-sided interval), as in scipy."""
-
-    low: float
-    high: float
 
 
 class ShiftInterval(NamedTuple):
