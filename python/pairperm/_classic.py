@@ -8,6 +8,7 @@ with ties, so the exact null needs no normal approximation at any N.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, Optional
 
 import numpy as np
@@ -93,7 +94,8 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     d = a - b
     n_a, n_b = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
     p, log_p, engine = _sign_flip_pvalue(d, alternative, func)
-    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine, (n_a - n_b) / len(d), ShiftEffect.of(d, "mean"))
+    difference = (n_a - n_b) / len(d) if len(d) else math.nan  # no entries: no accuracy to compare
+    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine, difference, ShiftEffect.of(d, "mean"))
 
 
 def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> SignTestResult:

@@ -90,10 +90,10 @@ class ShiftEffect:
     per: str
 
     @classmethod
-    def of(cls, d: np.ndarray, per: str) -> "ShiftEffect":
+    def of(cls, d: np.ndarray, per: str) -> ShiftEffect:
         return cls(_Differences(d), per)
 
-    def per_item(self, total: float) -> tuple[float, "ShiftEffect"]:
+    def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""
         return total / len(self.differences.d), dataclasses.replace(self, per="mean")
 
@@ -102,8 +102,8 @@ class ShiftEffect:
         from ._intervals import shift_interval
 
         _no_options(options, "permutation-inversion")
-        r = shift_interval(self.differences.d, confidence_level=confidence_level, alternative=alternative,
-                           method=method)
+        r = shift_interval(self.differences.d, confidence_level=confidence_level,
+                           alternative=alternative, method=method)  # type: ignore[arg-type]
         return r.sum_difference if self.per == "sum" else r.mean_difference
 
 
@@ -117,7 +117,7 @@ class OrderEffect:
     kind: str
 
     @classmethod
-    def of(cls, d: np.ndarray, kind: str) -> "OrderEffect":
+    def of(cls, d: np.ndarray, kind: str) -> OrderEffect:
         return cls(_Differences(np.asarray(d, dtype=np.float64)), kind)
 
     def _pick(self) -> tuple[int, Callable[[int], float]]:
@@ -128,8 +128,10 @@ class OrderEffect:
         return len(d) * (len(d) + 1) // 2, lambda k: walsh_order_statistic(d, k)
 
     def estimate(self) -> float:
-        """The median of d (sign) or of its Walsh averages (Hodges-Lehmann)."""
+        """The median of d (sign) or of its Walsh averages (Hodges-Lehmann); NaN without items."""
         m, pick = self._pick()
+        if m == 0:
+            return math.nan
         return pick((m + 1) // 2) if m % 2 else (pick(m // 2) + pick(m // 2 + 1)) / 2
 
     def interval(self, confidence_level: Any, alternative: str, **options: Any) -> ConfidenceInterval:
@@ -190,7 +192,10 @@ def _signed_rank_counts(n: int) -> list[int]:
 
 
 def walsh_order_statistic(sorted_d: np.ndarray, k: int) -> float:
-    """The k-th smallest (1-based) of the Walsh averages (d_i + d_j) / 2, i <= j, of sorted d."""
+    """The k-th smallest (1-based) of the Walsh averages (d_i + d_j) / 2, i <= j, of sorted d:
+    exactly up to 1000 items; beyond, pairs are counted by comparing d_j with 2 v - d_i, which
+    may place a pair whose float sum is within an ulp of 2 v on the other side, so the result
+    may differ from the listed one by an ulp (far below the normal approximation used there)."""
     n = len(sorted_d)
     if n <= _WALSH_LISTED_MAX:
         i, j = np.triu_indices(n)
@@ -241,7 +246,8 @@ class BootstrapEffect:
 
         _no_options(options, "bootstrap")
         r = bootstrap_intervals([self.stats_a, self.stats_b], self.metric, method=method,
-                                confidence_level=confidence_level, alternative=alternative, n_resamples=n_resamples,
+                                confidence_level=confidence_level, alternative=alternative,  # type: ignore[arg-type]
+                                n_resamples=n_resamples,
                                 rng=np.random.default_rng(self.seed), beta=self.beta,
                                 zero_division=self.zero_division)
         low, high = r.difference_intervals[0]

@@ -317,9 +317,11 @@ def _saddlepoint_lower_bound(d: np.ndarray, tail: float) -> float:
     n = len(d)
     values, counts = np.unique(d, return_counts=True)
     counts = counts.astype(np.float64)
-    # Pairwise summation: its ~log2(N) ulps are far below the approximation's own error, and
-    # math.fsum over 10^4 NumPy floats would cost more than everything else here.
-    total = float(np.sum(d))
+    # Summed over the distinct values, so that the result does not depend on the order of d
+    # (a pickled result keeps d as its multiset); the dot product's round-off is far below the
+    # approximation's own error, and math.fsum over 10^4 NumPy floats would cost more than
+    # everything else here.
+    total = float(values @ counts)
     lo, hi = float(values[0]), total / n
     log_tail = math.log(tail)
 
@@ -336,7 +338,7 @@ def _saddlepoint_lower_bound(d: np.ndarray, tail: float) -> float:
         return hi
     # Normal start: solve N u = z sqrt(SS + N u^2) for u = mean - delta.
     z = _STANDARD_NORMAL.inv_cdf(1 - tail)
-    ss = float(np.sum((d - total / n) ** 2))
+    ss = float(counts @ (values - total / n) ** 2)
     if n > z * z and ss > 0:
         guess = hi - z * math.sqrt(ss / (n * (n - z * z)))
         if lo < guess < hi:

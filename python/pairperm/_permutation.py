@@ -206,4 +206,4 @@ def permutation_test(
     """
     effects, stat, mc = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol)
     r = run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)
-    return with_effect(r, r.statistic, ShiftEffect.of(effects.stay - effects.swap, "sum"))
+    return with_effect(r, r.statistic, ShiftEffect.of(effects.stay, "sum"))

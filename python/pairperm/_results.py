@@ -61,6 +61,7 @@ class _Result:
     # Fields shown by repr, in order; None values are left out, and so is log_pvalue
     # while pvalue itself is representable.
     _shown: ClassVar[tuple[str, ...]] = ()
+    alternative: str  # every result's field, declared here for confidence_interval
 
     def __repr__(self) -> str:
         parts = []
@@ -108,7 +109,7 @@ class _Result:
         effect = getattr(self, "_effect", None)
         if effect is None:
             raise ValueError(f"{type(self).__name__}.confidence_interval: {self._no_interval}")
-        return effect.interval(confidence_level, getattr(self, "alternative"), **options)
+        return effect.interval(confidence_level, self.alternative, **options)
 
     def to_dict(self) -> dict:
         """The public fields as plain Python values (no NumPy types, no arrays; an infinite or
@@ -432,7 +433,7 @@ class BootstrapTestResult(_Result):
 
     statistic: float
     pvalue: float
-    confidence_interval: tuple = field()  # a Field, so that the inherited method is not taken as its default
+    confidence_interval: tuple = field()  # type: ignore[assignment]  # a Field, so that the inherited method is not taken as its default
     metric_a: float
     metric_b: float
     metric: str
@@ -455,7 +456,8 @@ class BootstrapTestResult(_Result):
         self.__post_init__()
 
     _shown: ClassVar[tuple[str, ...]] = (
-        "statistic", "difference", "pvalue", "confidence_interval", "metric_a", "metric_b", "metric", "alternative", "n_resamples",
+        "statistic", "difference", "pvalue", "confidence_interval", "metric_a", "metric_b", "metric", "alternative",
+        "n_resamples",
     )
 
     @property
