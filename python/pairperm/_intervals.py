@@ -161,8 +161,13 @@ def shift_interval(
     biggest = float(np.abs(d).max())
     scale = math.ldexp(1.0, math.frexp(biggest)[1]) if biggest > 0 else 1.0
     ds = d / scale
-    low = -math.inf if alternative == "less" else _lower_bound(ds, tail, exact) * scale
-    high = math.inf if alternative == "greater" else -_lower_bound(-ds, tail, exact) * scale
+    # The saddlepoint needs only the multiset of d, counted once for both ends; the exact count
+    # works on d itself.
+    values, counts = _multiset(d)
+    values = values / scale
+    low = -math.inf if alternative == "less" else _lower_bound(values, counts, tail, ds if exact else None) * scale
+    high = math.inf if alternative == "greater" else \
+        -_lower_bound(-values[::-1], counts[::-1], tail, -ds if exact else None) * scale
     if exact and bool(np.all(d == np.floor(d))):
         low, high = (_snap_to_subset_mean(v, n, d) for v in (low, high))
     return ShiftInterval(
@@ -213,19 +218,31 @@ def _not_rejected(count_log2: int, n: int, tail: Fraction) -> bool:
     return Fraction(2) ** (count_log2 - n) > tail
 
 
-def _lower_bound(d: np.ndarray, tail: Fraction, exact: bool) -> float:
+def _multiset(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of d (ascending) and their counts (float64). Integer differences over a
+    range of at most 4N values are counted in O(N), without the sort of np.unique."""
+    lo, hi = float(d.min()), float(d.max())
+    if hi - lo <= 4 * len(d) and bool(np.all(d == np.rint(d))):
+        counts = np.bincount((d - lo).astype(np.intp))
+        present = np.flatnonzero(counts)
+        return present + lo, counts[present].astype(np.float64)
+    values, counts = np.unique(d, return_counts=True)
+    return values, counts.astype(np.float64)
+
+
+def _lower_bound(values: np.ndarray, counts: np.ndarray, tail: Fraction, d: Optional[np.ndarray]) -> float:
     """The smallest shift not rejected by the one-sided ("greater") test at level `tail`:
-    p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta."""
-    n = len(d)
+    p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta. With d
+    given the subsets are counted exactly, otherwise by the saddlepoint on the multiset."""
+    n = int(counts.sum())
     if _not_rejected(0, n, tail):
         return -math.inf  # only the empty subset lies below every shift, and that is enough
-    d_min = float(d.min())
     # At delta = min(d), exactly the subsets of the minimal items have sum <= 0.
-    if _not_rejected(int(np.count_nonzero(d == d_min)), n, tail):
-        return d_min
-    if exact:
+    if _not_rejected(int(counts[0]), n, tail):
+        return float(values[0])
+    if d is not None:
         return _exact_lower_bound(d, tail)
-    return _saddlepoint_lower_bound(d, float(tail))
+    return _saddlepoint_lower_bound(values, counts, float(tail))
 
 
 def _exact_lower_bound(d: np.ndarray, tail: Fraction) -> float:
@@ -278,45 +295,54 @@ def _mills_ratio(w: float) -> float:
     return (1 - 1 / w2 + 3 / (w2 * w2)) / w
 
 
-def _log_sf_saddlepoint(abs_e: np.ndarray, counts: np.ndarray, t_obs: float) -> float:
+def _log_sf_saddlepoint(abs_e: np.ndarray, counts: np.ndarray, t_obs: float,
+                        t_start: float = 0.0) -> tuple[float, float]:
     """Lugannani-Rice approximation of log P[T >= t_obs] for T = sum of independent fair
-    sign flips of the |e| values (with multiplicities `counts`), 0 < t_obs < sum counts |e|.
+    sign flips of the |e| values (with multiplicities `counts`), 0 < t_obs < sum counts |e|,
+    and the saddlepoint t found on the way.
 
     The cumulant generating function is K(t) = sum c log cosh(t |e|); K' is increasing and
-    concave for t > 0, so Newton's method from t = 0 climbs monotonically to the saddlepoint.
+    concave for t > 0, so Newton's method from t = 0 climbs monotonically to the saddlepoint;
+    from a start above it (the saddlepoint of a nearby shift, `t_start`) the first tangent
+    lands below it, from where it climbs: a warm start saves most of the steps.
     """
-    var = float(counts @ (abs_e * abs_e))
-    t = 0.0
+    ce = counts * abs_e
+    ce2 = ce * abs_e
+    var = float(np.sum(ce2))
+    # Without a nearby saddlepoint, the normal approximation's t_obs / K''(0), at or below the
+    # root by concavity.
+    t = t_start if t_start > 0 else t_obs / var
     for _ in range(200):
         th = np.tanh(t * abs_e)
-        k1 = float(counts @ (abs_e * th))
-        k2 = float(counts @ (abs_e * abs_e * (1 - th * th))) if t > 0 else var
-        step = (t_obs - k1) / k2
-        t += step
-        if step <= 1e-13 * t:
+        k2 = var - float(ce2 @ (th * th))
+        if not k2 > 0:  # tanh saturated at a start far above the saddlepoint: climb from 0
+            t = 0.0
+            continue
+        step = (t_obs - float(ce @ th)) / k2
+        t = max(0.0, t + step)
+        # Newton converges quadratically: after a step of 1e-7 t the error is ~1e-14 t.
+        if abs(step) <= 1e-7 * t:
             break
     x = t * abs_e
-    log_cosh = x + np.log1p(np.exp(-2 * x)) - math.log(2)
     th = np.tanh(x)
-    k0 = float(counts @ log_cosh)
-    k2 = float(counts @ (abs_e * abs_e * (1 - th * th)))
+    k0 = float(counts @ np.logaddexp(x, -x)) - float(np.sum(counts)) * math.log(2)  # sum c log cosh(t |e|)
+    k2 = var - float(ce2 @ (th * th))
     w = math.sqrt(max(0.0, 2 * (t * t_obs - k0)))
     u = t * math.sqrt(k2)
     if w < 1e-5 or u < 1e-5:
         # At the centre the formula is 0/0; the normal approximation is exact to O(w^3) there.
-        return _log_normal_sf(t_obs / math.sqrt(var))
+        return _log_normal_sf(t_obs / math.sqrt(var)), t
     correction = _mills_ratio(w) + 1 / u - 1 / w
     if correction <= 0:
-        return _log_normal_sf(w)
-    return _log_phi(w) + math.log(correction)
+        return _log_normal_sf(w), t
+    return _log_phi(w) + math.log(correction), t
 
 
-def _saddlepoint_lower_bound(d: np.ndarray, tail: float) -> float:
+def _saddlepoint_lower_bound(values: np.ndarray, counts: np.ndarray, tail: float) -> float:
     """Root in delta of log p(delta) = log tail, p from the saddlepoint, on (min d, mean d),
-    by the Illinois variant of regula falsi started from the normal approximation."""
-    n = len(d)
-    values, counts = np.unique(d, return_counts=True)
-    counts = counts.astype(np.float64)
+    by the Illinois variant of regula falsi started from the normal approximation; d is given
+    as its distinct values (ascending) and their counts."""
+    n = float(np.sum(counts))
     # Summed over the distinct values, so that the result does not depend on the order of d
     # (a pickled result keeps d as its multiset); the dot product's round-off is far below the
     # approximation's own error, and math.fsum over 10^4 NumPy floats would cost more than
@@ -325,11 +351,14 @@ def _saddlepoint_lower_bound(d: np.ndarray, tail: float) -> float:
     lo, hi = float(values[0]), total / n
     log_tail = math.log(tail)
 
+    saddle = [0.0]  # the last saddlepoint: the next shift's is close to it
+
     def g(delta: float) -> float:
         t_obs = total - n * delta
         if t_obs <= 0:
             return -log_tail  # p >= 1/2 at and above the mean: far above the tail
-        return _log_sf_saddlepoint(np.abs(values - delta), counts, t_obs) - log_tail
+        log_sf, saddle[0] = _log_sf_saddlepoint(np.abs(values - delta), counts, t_obs, saddle[0])
+        return log_sf - log_tail
 
     # g(lo) from the exact p at min(d) (the saddlepoint is at infinity there).
     g_lo = (int(counts[0]) - n) * math.log(2) - log_tail
@@ -339,16 +368,19 @@ def _saddlepoint_lower_bound(d: np.ndarray, tail: float) -> float:
     # Normal start: solve N u = z sqrt(SS + N u^2) for u = mean - delta.
     z = _STANDARD_NORMAL.inv_cdf(1 - tail)
     ss = float(counts @ (values - total / n) ** 2)
+    last_guess = None
     if n > z * z and ss > 0:
         guess = hi - z * math.sqrt(ss / (n * (n - z * z)))
         if lo < guess < hi:
             g_guess = g(guess)
+            last_guess = (guess, g_guess)
             if g_guess > 0:
                 hi, g_hi = guess, g_guess
             else:
                 lo, g_lo = guess, g_guess
     tol = 1e-12 * (float(values[-1]) - float(values[0]))
     side = 0
+    last: Optional[tuple[float, float]] = last_guess
     for _ in range(200):
         if hi - lo <= tol:
             break
@@ -356,6 +388,14 @@ def _saddlepoint_lower_bound(d: np.ndarray, tail: float) -> float:
         if not lo < mid < hi:
             mid = lo + (hi - lo) / 2
         g_mid = g(mid)
+        # Within tol of the root by the secant through the last two evaluations (not the
+        # bracket's ends: Illinois halves their values, and g at the mean is a stand-in): done
+        # without closing the bracket.
+        if last is not None and g_mid != last[1]:
+            to_root = g_mid * (mid - last[0]) / (g_mid - last[1])
+            if abs(to_root) <= tol and lo < mid - to_root < hi:
+                return mid - to_root
+        last = (mid, g_mid)
         if g_mid > 0:
             hi, g_hi = mid, g_mid
             if side == 1:
