@@ -177,8 +177,8 @@ class PermutationTestResult(_Result):
     0.25
     >>> sorted(r.to_dict())[:4]
     ['alternative', 'difference', 'engine', 'hits']
-    >>> r.confidence_interval()       # sums: the inversion of the test, exact for few items
-    ConfidenceInterval(low=0.0, high=13.0)
+    >>> r.confidence_interval()       # sums: 6 x the extreme subset means of d = x - y (0 and 3)
+    ConfidenceInterval(low=0.0, high=18.0)
     """
 
     statistic: Union[int, float]
