@@ -195,6 +195,13 @@ def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) 
 
 def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
                    n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
+    """(local effects, statistic, sampling options) of a ratio test."""
+    return _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs, func)[:3]
+
+
+def _ratio_test_setup(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
+                      n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
+    """As `_ratio_test_iv`, and the problem itself (its counts give the difference's interval)."""
     check_alternative(alternative, func)
     check_method(method, RATIO_METHODS, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
@@ -206,8 +213,8 @@ def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, bet
 
 def _ratio_test(kind: str, func: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
                 n_resamples: Any, rng: Any, n_jobs: Any) -> PermutationTestResult:
-    effects, stat, mc, pr = _ratio_test_iv(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng,
-                                           n_jobs, func)
+    effects, stat, mc, pr = _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples,
+                                              rng, n_jobs, func)
     r = run(effects, stat, alternative=alternative, method=method, func=func, mc=mc)
     metric = functools.partial(ratio_metric, kind=kind, beta=float(beta), zero_division=float(zero_division))
     return with_effect(r, r.statistic, BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
