@@ -103,11 +103,10 @@ class ShiftEffect:
 
     def interval(self, confidence_level: Any, alternative: str, method: str = "auto",
                  **options: Any) -> ConfidenceInterval:
-        from ._intervals import shift_interval
+        from ._intervals import differences_interval
 
         _no_options(options, "permutation-inversion")
-        r = shift_interval(self.differences.d, confidence_level=confidence_level,
-                           alternative=alternative, method=method)  # type: ignore[arg-type]
+        r = differences_interval(self.differences.d, confidence_level, alternative, method, "confidence_interval")
         return r.sum_difference if self.per == "sum" else r.mean_difference
 
 
