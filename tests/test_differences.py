@@ -213,13 +213,17 @@ def test_wilcoxon_normal_interval_beyond_the_exact_range_is_the_normal_quantile_
     assert r.difference == pytest.approx(np.median(w), rel=1e-15)
 
 
-def test_walsh_order_statistic_by_bisection_equals_the_sorted_list():
+@pytest.mark.parametrize("shape", ["mixed", "integers", "zeros"])
+def test_walsh_order_statistic_by_bisection_equals_the_sorted_list(shape):
     rng = np.random.default_rng(2)
-    d = np.sort(np.concatenate([rng.normal(0, 1, 1100), rng.integers(-3, 3, 200).astype(float)]))
+    d = {"mixed": lambda: np.concatenate([rng.normal(0, 1, 1100), rng.integers(-3, 3, 200).astype(float)]),
+         "integers": lambda: rng.integers(-3, 4, 900).astype(float),   # few distinct averages, each a huge tie
+         "zeros": lambda: np.zeros(300)}[shape]()
+    d = np.sort(d)
     w = np.sort(np.add.outer(d, d)[np.triu_indices(len(d))] / 2)
-    for k in (1, 2, 1000, len(w) // 2, len(w) - 7, len(w)):
-        # Listed up to 1000 items; beyond, counted against 2 v - d_i: equal up to the pair sums' round-off.
-        assert walsh_order_statistic(d, k) == pytest.approx(w[k - 1], rel=4e-16, abs=4e-16)
+    for k in sorted({1, 2, 1000, len(w) // 2, len(w) // 2 + 1, len(w) - 7, len(w), *rng.integers(1, len(w), 20)}):
+        # Beyond 200 items pairs are counted against 2 v - d_i: equal up to the pair sums' round-off.
+        assert walsh_order_statistic(d, int(k)) == pytest.approx(w[k - 1], rel=4e-16, abs=4e-16)
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES)
