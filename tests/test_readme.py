@@ -26,4 +26,4 @@ def test_readme_code_fences_are_balanced():
 def test_readme_example_runs(index, capsys):
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
     if index == 0:
-        assert "PermutationTestResult(statistic=6, pvalue=0.25" in capsys.readouterr().out
+        assert "PermutationTestResult(statistic=6, difference=6, pvalue=0.25" in capsys.readouterr().out

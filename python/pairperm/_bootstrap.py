@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from . import _core
+from ._difference import BootstrapEffect
 from ._errors import SupportTooLargeError
 from ._results import BootstrapTestResult
 from ._runner import block_seed, monte_carlo_options
@@ -314,4 +315,6 @@ def bootstrap_test(
         hits=hits,
         confidence_level=opts.confidence_level,
         bootstrap_distribution=out,
+        difference=delta,
+        _effect=BootstrapEffect(xa, ya, metric, opts.seed, beta, zero_division),
     )

@@ -8,11 +8,13 @@ with ties, so the exact null needs no normal approximation at any N.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, Optional
 
 import numpy as np
 
 from . import _core, _runner
+from ._difference import OrderEffect, ShiftEffect
 from ._effects import LocalEffects
 from ._errors import SupportTooLargeError
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
@@ -73,7 +75,7 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     >>> correct_a = [1, 1, 1, 1, 0, 1]
     >>> correct_b = [0, 0, 1, 0, 0, 1]
     >>> pairperm.mcnemar_test(correct_a, correct_b)     # 3 discordant entries, all for A
-    McNemarResult(statistic=3, pvalue=0.25, alternative='two-sided', n_a_only=3, n_b_only=0)
+    McNemarResult(statistic=3, difference=0.5, pvalue=0.25, alternative='two-sided', n_a_only=3, n_b_only=0)
     >>> print(f'{pairperm.mcnemar_test(correct_a, correct_b, alternative="greater").pvalue:.6g}')   # 2**-3
     0.125
     """
@@ -92,7 +94,8 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     d = a - b
     n_a, n_b = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
     p, log_p, engine = _sign_flip_pvalue(d, alternative, func)
-    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine)
+    difference = (n_a - n_b) / len(d) if len(d) else math.nan  # no entries: no accuracy to compare
+    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine, difference, ShiftEffect.of(d, "mean"))
 
 
 def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> SignTestResult:
@@ -113,7 +116,7 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     >>> import pairperm
     >>> r = pairperm.sign_test([3.1, 4.0, 5.2, 6.3, 2.2], [1.0, 1.5, 1.2, 6.3, 2.0])
     >>> r
-    SignTestResult(statistic=4, pvalue=0.125, alternative='two-sided', n_positive=4, n_negative=0, n_zero=1)
+    SignTestResult(statistic=4, difference=2.1, pvalue=0.125, alternative='two-sided', n_positive=4, n_negative=0, n_zero=1)
     """
     func = "sign_test"
     check_alternative(alternative, func)
@@ -124,7 +127,8 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     s = _signs(xa, ya)
     n_pos, n_neg = int(np.count_nonzero(s > 0)), int(np.count_nonzero(s < 0))
     p, log_p, _ = _sign_flip_pvalue(s, alternative, func)
-    return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg)
+    effect = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "sign")
+    return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg, effect.estimate(), effect)
 
 
 def _signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -278,13 +282,15 @@ def wilcoxon_test(
     effect, r_plus, r_minus = _signed_ranks(xa, ya, zero_method)
     statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
     effects = _sign_flip_effects(effect)
+    shift = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "walsh")
     # Under "auto" the planner hands widely spread ranks to the band-limited inversion.
     if plan(effects, "signed_rank_sum", method).engine == "band":
         p, log_p, error = _band(effects, alternative, func)
         return WilcoxonResult(statistic, p, log_p, alternative, "fourier", zero_method, r_plus, r_minus,
-                              pvalue_error=error)
+                              pvalue_error=error, difference=shift.estimate(), _effect=shift)
     r = run(effects, SumStatistic(effects), alternative=alternative, method=method, func=func, mc=mc)
     return WilcoxonResult(
         statistic, r.pvalue, r.log_pvalue, alternative, "monte_carlo" if method == "monte_carlo" else "exact",
         zero_method, r_plus, r_minus, n_resamples=r.n_resamples, hits=r.hits, pvalue_ci=r.pvalue_ci,
+        difference=shift.estimate(), _effect=shift,
     )

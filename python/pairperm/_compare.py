@@ -11,6 +11,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from . import _bootstrap, _classic, _f1, _montecarlo, _permutation
+from ._difference import BootstrapEffect
 from ._results import CompareResult
 from ._validation import (
     N_RESAMPLES,
@@ -21,6 +22,7 @@ from ._validation import (
     check_alternative,
     check_paired_index,
     check_same_length,
+    seed_from_rng,
 )
 
 __all__ = ["compare", "METRICS"]
@@ -31,8 +33,21 @@ REAL_MEANS = ("mean", "comet", "bleurt", "chrf", "sentence_bleu", "ndcg", "ap", 
 _CORPUS_SHAPES = {"macro_f1": "(N, C, 3)", "bleu": "(N, 10)"}
 
 
-def _done(result: Any, test: str, reason: str) -> CompareResult:
-    return CompareResult(result.statistic, float(result.pvalue), test, reason, result)
+def _done(result: Any, test: str, reason: str, *, per_item: bool = False, effect: Any = None) -> CompareResult:
+    """`per_item`: report the summed difference of `result` as a mean per entry; `effect`:
+    the record behind the interval when `result` has none (a Monte Carlo test of a metric)."""
+    if effect is None:
+        difference, effect = getattr(result, "difference", None), getattr(result, "_effect", None)
+    else:
+        difference = result.statistic  # the permuted statistic is metric(A) - metric(B)
+    if per_item and effect is not None:
+        difference, effect = effect.per_item(difference)
+    return CompareResult(result.statistic, float(result.pvalue), test, reason, result, difference, effect)
+
+
+def _bootstrap_effect(xa: np.ndarray, ya: np.ndarray, metric: Any, rng: Any) -> BootstrapEffect:
+    """The paired bootstrap of a metric that only a Monte Carlo permutation tests."""
+    return BootstrapEffect(xa, ya, metric, seed_from_rng(rng, "compare"))
 
 
 def _is_integral(arr: np.ndarray) -> bool:
@@ -65,18 +80,20 @@ def _only_auto(method: str, what: str) -> None:
 def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
                  method: Any = "auto") -> CompareResult:
     xa, ya = np.asarray(x), np.asarray(y)
+    per_item = metric not in ("sum", "uas", "las")  # accuracy, exact match and means are per entry
     if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
         r: Any = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples,
                                                rng=rng)
         return _done(r, "permutation_test", f"real-valued per-entry scores ({metric}): paired-permutation test of the "
-                                            f"mean difference, {_how(r)}")
+                                            f"mean difference, {_how(r)}", per_item=True)
     # McNemar is the exact permutation test on 0/1 scores: other methods go to permutation_test.
     if method == "auto" and xa.ndim == 1 and ya.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya)):
         r = _classic.mcnemar_test(x, y, alternative=alternative)
         return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
                                         "(identical to the exact permutation test on 0/1 scores)")
     r = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
-    return _done(r, "permutation_test", f"sum of per-entry integer scores: paired-permutation test, {_how(r)}")
+    return _done(r, "permutation_test", f"sum of per-entry integer scores: paired-permutation test, {_how(r)}",
+                 per_item=per_item)
 
 
 def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
@@ -111,7 +128,8 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     one = (lambda s: _bootstrap.f1_from_sums(s).mean(axis=-1)) if metric == "macro_f1" else _bootstrap.bleu_from_sums
     r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng)
     return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
-                                        "engine: Monte Carlo paired permutation (approximate randomisation)")
+                                        "engine: Monte Carlo paired permutation (approximate randomisation)",
+                 effect=_bootstrap_effect(xa, ya, metric, rng))
 
 
 def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any,
@@ -124,7 +142,7 @@ def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, r
     check_same_length(xa, ya, "x", "y", func)
     r = _permute_summed_statistics(xa, ya, metric, alternative, n_resamples, rng)
     return _done(r, "monte_carlo_test", "user-defined metric of summed statistics: Monte Carlo paired permutation "
-                                        "(approximate randomisation)")
+                                        "(approximate randomisation)", effect=_bootstrap_effect(xa, ya, metric, rng))
 
 
 def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np.ndarray], Any], alternative: Any,

@@ -10,6 +10,7 @@ by exact integer cross-multiplication (C++, 128-bit), so tied states count as ti
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any, Literal, Optional
 import numpy as np
 
 from . import _core
+from ._difference import BootstrapEffect, ratio_metric, with_effect
 from ._effects import LocalEffects
 from ._files import read_table, read_text
 from ._results import PermutationTestResult
@@ -133,6 +135,8 @@ class _Problem:
     observed: Fraction  # h(s_obs) = ratio_A - ratio_B, exactly
     score_a: Fraction
     score_b: Fraction
+    counts_a: np.ndarray  # the validated per-entry counts, for the bootstrap interval of the difference
+    counts_b: np.ndarray
 
 
 def _problem(kind: str, a: Any, b: Any, beta: Any, zero_division: Any, func: str) -> _Problem:
@@ -175,7 +179,7 @@ def _problem(kind: str, a: Any, b: Any, beta: Any, zero_division: Any, func: str
     s_obs = (int(stay[:, 0].sum()), int(stay[:, 1].sum()) if dims == 2 else 0)
     score_a = _ratio_value(ratio.a_num, ratio.a_den, s_obs, zero)
     score_b = _ratio_value(ratio.b_num, ratio.b_den, s_obs, zero)
-    return _Problem(stay, swap, ratio, zero, score_a - score_b, score_a, score_b)
+    return _Problem(stay, swap, ratio, zero, score_a - score_b, score_a, score_b, a_arr, b_arr)
 
 
 def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) -> RatioStatistic:
@@ -191,20 +195,29 @@ def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) 
 
 def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
                    n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
+    """(local effects, statistic, sampling options) of a ratio test."""
+    return _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs, func)[:3]
+
+
+def _ratio_test_setup(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
+                      n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
+    """As `_ratio_test_iv`, and the problem itself (its counts give the difference's interval)."""
     check_alternative(alternative, func)
     check_method(method, RATIO_METHODS, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     pr = _problem(kind, x, y, beta, zero_division, func)
     stay, swap = (pr.stay[:, 0].copy(), pr.swap[:, 0].copy()) if pr.stay.shape[1] == 1 else (pr.stay, pr.swap)
     effects = LocalEffects.from_arrays(stay, swap)
-    return effects, _ratio_statistic(pr, effects, kind, func), mc
+    return effects, _ratio_statistic(pr, effects, kind, func), mc, pr
 
 
 def _ratio_test(kind: str, func: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
                 n_resamples: Any, rng: Any, n_jobs: Any) -> PermutationTestResult:
-    effects, stat, mc = _ratio_test_iv(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng,
-                                       n_jobs, func)
-    return run(effects, stat, alternative=alternative, method=method, func=func, mc=mc)
+    effects, stat, mc, pr = _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples,
+                                              rng, n_jobs, func)
+    r = run(effects, stat, alternative=alternative, method=method, func=func, mc=mc)
+    metric = functools.partial(ratio_metric, kind=kind, beta=float(beta), zero_division=float(zero_division))
+    return with_effect(r, r.statistic, BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
 
 
 _DOC_COMMON = """

@@ -31,6 +31,7 @@ from ._bootstrap import (
 )
 from ._errors import SupportTooLargeError
 from ._realvalued import REAL_MAX_EXACT
+from ._results import ConfidenceInterval
 from ._runner import monte_carlo_options
 from ._validation import (
     N_RESAMPLES,
@@ -57,13 +58,6 @@ AUTO_EXACT_MAX = 30
 # the subset sums' own round-off, below which the count itself is not resolved.
 _BISECT_RTOL = 2.0**-44
 _STANDARD_NORMAL = NormalDist()
-
-
-class ConfidenceInterval(NamedTuple):
-    """Lower and upper end (``-inf`` / ``inf`` for a one-sided interval), as in scipy."""
-
-    low: float
-    high: float
 
 
 class ShiftInterval(NamedTuple):
@@ -149,9 +143,16 @@ def shift_interval(
     """
     func = "shift_interval"
     check_alternative(alternative, func)
+    return differences_interval(_differences(x, y, func), confidence_level, alternative, method, func)
+
+
+def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str, method: str,
+                         func: str) -> ShiftInterval:
+    """:func:`shift_interval` of the differences d (int64 or float64, 1-D), for callers whose
+    scores are already validated (a result's ``confidence_interval``)."""
     conf = check_probability(confidence_level, "confidence_level", func)
     check_method(method, SHIFT_METHODS, func)
-    d = _differences(x, y, func)
+    d = _checked_differences(d, func)
     n = len(d)
     if method == "exact" and n > REAL_MAX_EXACT:
         raise SupportTooLargeError(
@@ -162,13 +163,18 @@ def shift_interval(
     assert conf is not None
     alpha = Fraction(1) - Fraction(conf)
     tail = alpha / 2 if alternative == "two-sided" else alpha
+    # The saddlepoint needs only the multiset of d, counted once for both ends; the exact count
+    # works on d itself.
+    values, counts = _multiset(d)
     # Work on d scaled by a power of two (exact) so that every subset sum stays finite and the
     # result is invariant under rescaling the scores.
-    biggest = float(np.abs(d).max())
+    biggest = max(-float(values[0]), float(values[-1]))
     scale = math.ldexp(1.0, math.frexp(biggest)[1]) if biggest > 0 else 1.0
-    ds = d / scale
-    low = -math.inf if alternative == "less" else _lower_bound(ds, tail, exact) * scale
-    high = math.inf if alternative == "greater" else -_lower_bound(-ds, tail, exact) * scale
+    values = values / scale
+    ds = d.astype(np.float64) / scale if exact else d
+    low = -math.inf if alternative == "less" else _lower_bound(values, counts, tail, ds if exact else None) * scale
+    high = math.inf if alternative == "greater" else \
+        -_lower_bound(-values[::-1], counts[::-1], tail, -ds if exact else None) * scale
     if exact and bool(np.all(d == np.floor(d))):
         low, high = (_snap_to_subset_mean(v, n, d) for v in (low, high))
     return ShiftInterval(
@@ -179,20 +185,28 @@ def shift_interval(
 
 
 def _differences(x: Any, y: Any, func: str) -> np.ndarray:
-    """d = x - y (or x itself) as finite float64, exact for integers below 2^53."""
+    """d = x - y (or x itself): int64 or float64."""
     if y is None:
-        d = as_real_array(x, "x", func)
-    else:
-        check_paired_index(x, y, ("x", "y"), func)
-        xa = as_real_array(x, "x", func)
-        ya = as_real_array(y, "y", func)
-        check_same_length(xa, ya, "x", "y", func)
-        d = xa - ya
+        return as_real_array(x, "x", func)
+    check_paired_index(x, y, ("x", "y"), func)
+    xa = as_real_array(x, "x", func)
+    ya = as_real_array(y, "y", func)
+    check_same_length(xa, ya, "x", "y", func)
+    return xa - ya
+
+
+def _checked_differences(d: np.ndarray, func: str) -> np.ndarray:
+    """d itself (int64, or finite float64) when it has items and integers stay below 2^53, where
+    their float64 subset means are exact."""
     if len(d) == 0:
         raise ValueError(f"{func}: no items; the interval needs at least one paired difference")
-    if d.dtype.kind == "i" and int(np.abs(d).max()) >= 2**53:
-        raise ValueError(f"{func}: the differences reach {int(np.abs(d).max())}, beyond 2**53, where float64 "
-                         "subset means are no longer exact")
+    if d.dtype.kind in "iub":
+        d = d.astype(np.int64)
+        reach = max(-int(d.min()), int(d.max()))
+        if reach >= 2**53:
+            raise ValueError(f"{func}: the differences reach {reach}, beyond 2**53, where float64 subset means are no "
+                             "longer exact")
+        return d
     d = d.astype(np.float64)
     if not np.isfinite(d).all():
         raise ValueError(f"{func}: the differences x - y overflow float64 (at index {int(np.argmin(np.isfinite(d)))})")
@@ -219,19 +233,32 @@ def _not_rejected(count_log2: int, n: int, tail: Fraction) -> bool:
     return Fraction(2) ** (count_log2 - n) > tail
 
 
-def _lower_bound(d: np.ndarray, tail: Fraction, exact: bool) -> float:
+def _multiset(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of d (ascending, float64) and their counts (float64). Integer differences
+    over a range of at most 4N values are counted in O(N), without the sort of np.unique."""
+    if d.dtype.kind == "i":
+        lo, hi = int(d.min()), int(d.max())
+        if hi - lo <= 4 * len(d):
+            counts = np.bincount(d - lo)
+            present = np.flatnonzero(counts)
+            return (present + lo).astype(np.float64), counts[present].astype(np.float64)
+    values, counts = np.unique(d, return_counts=True)
+    return values.astype(np.float64), counts.astype(np.float64)
+
+
+def _lower_bound(values: np.ndarray, counts: np.ndarray, tail: Fraction, d: Optional[np.ndarray]) -> float:
     """The smallest shift not rejected by the one-sided ("greater") test at level `tail`:
-    p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta."""
-    n = len(d)
+    p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta. With d
+    given the subsets are counted exactly, otherwise by the saddlepoint on the multiset."""
+    n = int(counts.sum())
     if _not_rejected(0, n, tail):
         return -math.inf  # only the empty subset lies below every shift, and that is enough
-    d_min = float(d.min())
     # At delta = min(d), exactly the subsets of the minimal items have sum <= 0.
-    if _not_rejected(int(np.count_nonzero(d == d_min)), n, tail):
-        return d_min
-    if exact:
+    if _not_rejected(int(counts[0]), n, tail):
+        return float(values[0])
+    if d is not None:
         return _exact_lower_bound(d, tail)
-    return _saddlepoint_lower_bound(d, float(tail))
+    return _saddlepoint_lower_bound(values, counts, float(tail))
 
 
 def _exact_lower_bound(d: np.ndarray, tail: Fraction) -> float:
@@ -266,113 +293,13 @@ def _exact_lower_bound(d: np.ndarray, tail: Fraction) -> float:
     return hi
 
 
-def _log_normal_sf(w: float) -> float:
-    if w < 30:
-        return math.log(0.5 * math.erfc(w / math.sqrt(2)))
-    return _log_phi(w) + math.log(_mills_ratio(w))
-
-
-def _log_phi(w: float) -> float:
-    return -0.5 * w * w - 0.5 * math.log(2 * math.pi)
-
-
-def _mills_ratio(w: float) -> float:
-    """Q(w) / phi(w) for w > 0: from erfc where it does not underflow, asymptotically beyond."""
-    if w < 30:
-        return 0.5 * math.erfc(w / math.sqrt(2)) / math.exp(_log_phi(w))
-    w2 = w * w
-    return (1 - 1 / w2 + 3 / (w2 * w2)) / w
-
-
-def _log_sf_saddlepoint(abs_e: np.ndarray, counts: np.ndarray, t_obs: float) -> float:
-    """Lugannani-Rice approximation of log P[T >= t_obs] for T = sum of independent fair
-    sign flips of the |e| values (with multiplicities `counts`), 0 < t_obs < sum counts |e|.
-
-    The cumulant generating function is K(t) = sum c log cosh(t |e|); K' is increasing and
-    concave for t > 0, so Newton's method from t = 0 climbs monotonically to the saddlepoint.
-    """
-    var = float(counts @ (abs_e * abs_e))
-    t = 0.0
-    for _ in range(200):
-        th = np.tanh(t * abs_e)
-        k1 = float(counts @ (abs_e * th))
-        k2 = float(counts @ (abs_e * abs_e * (1 - th * th))) if t > 0 else var
-        step = (t_obs - k1) / k2
-        t += step
-        if step <= 1e-13 * t:
-            break
-    x = t * abs_e
-    log_cosh = x + np.log1p(np.exp(-2 * x)) - math.log(2)
-    th = np.tanh(x)
-    k0 = float(counts @ log_cosh)
-    k2 = float(counts @ (abs_e * abs_e * (1 - th * th)))
-    w = math.sqrt(max(0.0, 2 * (t * t_obs - k0)))
-    u = t * math.sqrt(k2)
-    if w < 1e-5 or u < 1e-5:
-        # At the centre the formula is 0/0; the normal approximation is exact to O(w^3) there.
-        return _log_normal_sf(t_obs / math.sqrt(var))
-    correction = _mills_ratio(w) + 1 / u - 1 / w
-    if correction <= 0:
-        return _log_normal_sf(w)
-    return _log_phi(w) + math.log(correction)
-
-
-def _saddlepoint_lower_bound(d: np.ndarray, tail: float) -> float:
-    """Root in delta of log p(delta) = log tail, p from the saddlepoint, on (min d, mean d),
-    by the Illinois variant of regula falsi started from the normal approximation."""
-    n = len(d)
-    values, counts = np.unique(d, return_counts=True)
-    counts = counts.astype(np.float64)
-    # Pairwise summation: its ~log2(N) ulps are far below the approximation's own error, and
-    # math.fsum over 10^4 NumPy floats would cost more than everything else here.
-    total = float(np.sum(d))
-    lo, hi = float(values[0]), total / n
-    log_tail = math.log(tail)
-
-    def g(delta: float) -> float:
-        t_obs = total - n * delta
-        if t_obs <= 0:
-            return -log_tail  # p >= 1/2 at and above the mean: far above the tail
-        return _log_sf_saddlepoint(np.abs(values - delta), counts, t_obs) - log_tail
-
-    # g(lo) from the exact p at min(d) (the saddlepoint is at infinity there).
-    g_lo = (int(counts[0]) - n) * math.log(2) - log_tail
-    g_hi = g(hi)
-    if g_hi <= 0:
-        return hi
-    # Normal start: solve N u = z sqrt(SS + N u^2) for u = mean - delta.
-    z = _STANDARD_NORMAL.inv_cdf(1 - tail)
-    ss = float(np.sum((d - total / n) ** 2))
-    if n > z * z and ss > 0:
-        guess = hi - z * math.sqrt(ss / (n * (n - z * z)))
-        if lo < guess < hi:
-            g_guess = g(guess)
-            if g_guess > 0:
-                hi, g_hi = guess, g_guess
-            else:
-                lo, g_lo = guess, g_guess
-    tol = 1e-12 * (float(values[-1]) - float(values[0]))
-    side = 0
-    for _ in range(200):
-        if hi - lo <= tol:
-            break
-        mid = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
-        if not lo < mid < hi:
-            mid = lo + (hi - lo) / 2
-        g_mid = g(mid)
-        if g_mid > 0:
-            hi, g_hi = mid, g_mid
-            if side == 1:
-                g_lo /= 2
-            side = 1
-        elif g_mid < 0:
-            lo, g_lo = mid, g_mid
-            if side == -1:
-                g_hi /= 2
-            side = -1
-        else:
-            return mid
-    return hi
+def _saddlepoint_lower_bound(values: np.ndarray, counts: np.ndarray, tail: float) -> float:
+    """Root in delta of log p(delta) = log tail, p from the Lugannani-Rice saddlepoint, on
+    (min d, mean d), d given as its distinct values (ascending) and their counts: in the core,
+    by the Illinois variant of regula falsi started from the normal approximation, Newton's
+    method for each shift's saddlepoint warm-started from the previous one, and the search
+    stopped once the secant puts the root within 1e-12 of the range of d."""
+    return float(_core.saddlepoint_shift_bound(values, counts, tail, _STANDARD_NORMAL.inv_cdf(1 - tail)))
 
 
 # ---------------------------------------------------------------- paired bootstrap

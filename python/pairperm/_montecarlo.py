@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ._difference import ShiftEffect, with_effect
 from ._results import MonteCarloTestResult
 from ._runner import monte_carlo_options, run
 from ._structured import read_effects_and_statistic
@@ -100,5 +101,9 @@ def monte_carlo_test(
     """
     effects, stat, mc = _monte_carlo_test_iv(stay, swap, statistic, n_resamples, rng, alternative, alpha,
                                              confidence_level, rtol, n_jobs)
-    return run(effects, stat, alternative=alternative, method="monte_carlo", func="monte_carlo_test", mc=mc,
-               result_type=MonteCarloTestResult)
+    r = run(effects, stat, alternative=alternative, method="monte_carlo", func="monte_carlo_test", mc=mc,
+            result_type=MonteCarloTestResult)
+    if statistic is None and effects.one_d and np.array_equal(effects.swap, -effects.stay):
+        # Sign-flip effects x - y, y - x: S is sum(x) - sum(y), a difference of two systems' sums.
+        return with_effect(r, r.statistic, ShiftEffect.of(effects.stay, "sum"))
+    return r

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
 
+from ._difference import ShiftEffect, with_effect
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
@@ -186,7 +187,7 @@ def permutation_test(
     >>> x = [12, 7, 30, 9, 15, 22]          # correct tokens per sentence, system A
     >>> y = [11, 7, 27, 9, 13, 22]          # and system B
     >>> pairperm.permutation_test(x, y)
-    PermutationTestResult(statistic=6, pvalue=0.25, method='auto', engine='dp', alternative='two-sided')
+    PermutationTestResult(statistic=6, difference=6, pvalue=0.25, method='auto', engine='dp', alternative='two-sided')
     >>> print(f'{pairperm.permutation_test(x, y, alternative="greater").pvalue:.6g}')   # 2^3 of 2^6 swaps
     0.125
 
@@ -204,4 +205,5 @@ def permutation_test(
     (True, 2000)
     """
     effects, stat, mc = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol)
-    return run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)
+    r = run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)
+    return with_effect(r, r.statistic, ShiftEffect.of(effects.stay, "sum"))

@@ -2,18 +2,23 @@
 
 Every result pickles (no closures held), prints through one repr rule and converts to
 plain Python values with ``to_dict()`` (for ``json.dumps`` and ``pandas.DataFrame``).
+
+A result comparing two systems carries ``difference`` (metric of A minus metric of B, in the
+metric's units) and ``confidence_interval(confidence_level)`` for it, as scipy's results do;
+what the interval needs is a small record from ``_difference`` (not shown, not in ``to_dict``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Optional, Union
+from typing import Any, ClassVar, NamedTuple, Optional, Union
 
 import numpy as np
 
 __all__ = [
     "BootstrapTestResult",
+    "ConfidenceInterval",
     "CompareResult",
     "McNemarResult",
     "MonteCarloTestResult",
@@ -21,6 +26,13 @@ __all__ = [
     "SignTestResult",
     "WilcoxonResult",
 ]
+
+
+class ConfidenceInterval(NamedTuple):
+    """Lower and upper end (``-inf`` / ``inf`` for a one-sided interval), as in scipy."""
+
+    low: float
+    high: float
 
 
 def _fmt(v: Any) -> str:
@@ -49,6 +61,7 @@ class _Result:
     # Fields shown by repr, in order; None values are left out, and so is log_pvalue
     # while pvalue itself is representable.
     _shown: ClassVar[tuple[str, ...]] = ()
+    alternative: str  # every result's field, declared here for confidence_interval
 
     def __repr__(self) -> str:
         parts = []
@@ -62,6 +75,41 @@ class _Result:
                 continue
             parts.append(f"{name}={_fmt(v)}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+    # Why a result without a difference of two systems' metrics has no interval.
+    _no_interval: ClassVar[str] = (
+        "this test's statistic is a function of local effects, not necessarily a difference of two systems' "
+        "metrics, so it has no difference to give an interval for; permutation_test, bootstrap_test, f1_test or "
+        "compare on the two systems' scores give one"
+    )
+
+    def confidence_interval(self, confidence_level: float = 0.95, **options: Any) -> ConfidenceInterval:
+        """Confidence interval for ``difference`` (metric of A minus metric of B), one-sided
+        like the test: ``alternative="greater"`` gives ``(low, inf)``, ``"less"`` ``(-inf, high)``.
+
+        The interval inverts the test that produced the result where that is a shift test:
+
+        - sums and means (``permutation_test``, ``monte_carlo_test`` on ``x - y, y - x``,
+          ``compare`` on sums, means, accuracy) and McNemar (the 0/+-1 differences): the
+          paired-permutation inversion interval of :func:`pairperm.shift_interval` (the shifts
+          of every per-item difference the test does not reject), for the sum or the mean as
+          ``difference`` is; option ``method`` ("auto", "exact", "saddlepoint");
+        - ``wilcoxon_test``: the signed-rank inversion interval, order statistics of the Walsh
+          averages (exact null up to 50 items, normal approximation beyond);
+        - ``sign_test``: the sign-test inversion interval, order statistics of the differences
+          (exact binomial up to 5000 items, normal approximation beyond);
+        - ratio and corpus metrics (``f1_test``, ``precision_test``, ``recall_test``,
+          ``bootstrap_test``, ``compare`` on macro-F1, BLEU or a callable): the paired bootstrap of
+          :func:`pairperm.bootstrap_intervals`, seeded from the result so that it is repeatable;
+          options ``method`` ("percentile", the default, or "bca") and ``n_resamples``.
+
+        Raises ValueError for a result with no ``difference`` (``structured_test``, or
+        ``monte_carlo_test`` on general local effects).
+        """
+        effect = getattr(self, "_effect", None)
+        if effect is None:
+            raise ValueError(f"{type(self).__name__}.confidence_interval: {self._no_interval}")
+        return effect.interval(confidence_level, self.alternative, **options)
 
     def to_dict(self) -> dict:
         """The public fields as plain Python values (no NumPy types, no arrays; an infinite or
@@ -84,6 +132,12 @@ class PermutationTestResult(_Result):
     ----------
     statistic : int or float
         Observed test statistic (``sum(x) - sum(y)`` for ``permutation_test``).
+    difference : int, float or None
+        Metric of A minus metric of B: ``sum(x) - sum(y)`` for ``permutation_test`` (and for
+        ``monte_carlo_test`` on sign-flip effects ``x - y, y - x``), ``score_A - score_B`` for
+        ``f1_test``, ``precision_test``, ``recall_test``. None for ``structured_test`` and
+        ``monte_carlo_test`` on other local effects, whose statistic need not be a difference
+        of two systems' metrics. Its interval: :meth:`confidence_interval`.
     pvalue : float
         p-value; exact for the exact methods.
     log_pvalue : float
@@ -122,7 +176,9 @@ class PermutationTestResult(_Result):
     >>> print(f"{d.sf(5) + d.cdf(-6):.6g}")      # P[|S| >= 6]
     0.25
     >>> sorted(r.to_dict())[:4]
-    ['alternative', 'engine', 'hits', 'log_pvalue']
+    ['alternative', 'difference', 'engine', 'hits']
+    >>> r.confidence_interval()       # sums: 6 x the extreme subset means of d = x - y (0 and 3)
+    ConfidenceInterval(low=0.0, high=18.0)
     """
 
     statistic: Union[int, float]
@@ -137,10 +193,12 @@ class PermutationTestResult(_Result):
     pvalue_is_bound: bool = False
     stopped_early: bool = False
     log_pvalue_ci: Optional[tuple] = None
+    difference: Union[int, float, None] = None
     _null: Any = field(default=None, compare=False)
+    _effect: Any = field(default=None, compare=False)
 
     _shown: ClassVar[tuple[str, ...]] = (
-        "statistic", "pvalue", "log_pvalue", "pvalue_is_bound", "method", "engine", "alternative",
+        "statistic", "difference", "pvalue", "log_pvalue", "pvalue_is_bound", "method", "engine", "alternative",
         "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early",
     )
 
@@ -189,6 +247,9 @@ class McNemarResult(_Result):
     ----------
     statistic : int
         Entries that A got right and B got wrong (``n_a_only``).
+    difference : float
+        Accuracy of A minus accuracy of B, ``(n_a_only - n_b_only) / N``; its interval
+        (:meth:`confidence_interval`) inverts the paired-permutation test on the 0/+-1 differences.
     pvalue, log_pvalue : float
         Exact binomial p-value and its natural log.
     alternative : str
@@ -202,8 +263,8 @@ class McNemarResult(_Result):
     --------
     >>> import pairperm
     >>> r = pairperm.mcnemar_test([1, 1, 1, 0, 1], [0, 0, 1, 1, 1])
-    >>> print(r.n_a_only, r.n_b_only, f"{r.pvalue:.6g}")
-    2 1 1
+    >>> print(r.n_a_only, r.n_b_only, f"{r.pvalue:.6g}", r.difference)
+    2 1 1 0.2
     """
 
     statistic: int
@@ -213,8 +274,10 @@ class McNemarResult(_Result):
     n_a_only: int
     n_b_only: int
     engine: str = ""
+    difference: Optional[float] = None
+    _effect: Any = field(default=None, compare=False)
 
-    _shown: ClassVar[tuple[str, ...]] = ("statistic", "pvalue", "log_pvalue", "alternative", "n_a_only", "n_b_only")
+    _shown: ClassVar[tuple[str, ...]] = ("statistic", "difference", "pvalue", "log_pvalue", "alternative", "n_a_only", "n_b_only")
 
 
 @dataclass(frozen=True, repr=False)
@@ -225,6 +288,10 @@ class SignTestResult(_Result):
     ----------
     statistic : int
         Number of entries with ``x > y`` (``n_positive``).
+    difference : float
+        The median of the differences ``x - y`` over all N entries: the shift the sign test
+        is about. Its interval (:meth:`confidence_interval`) inverts the sign test: order
+        statistics of the differences (the distribution-free interval for a median).
     pvalue, log_pvalue : float
     alternative : str
     n_positive, n_negative, n_zero : int
@@ -245,9 +312,11 @@ class SignTestResult(_Result):
     n_positive: int
     n_negative: int
     n_zero: int
+    difference: Optional[float] = None
+    _effect: Any = field(default=None, compare=False)
 
     _shown: ClassVar[tuple[str, ...]] = (
-        "statistic", "pvalue", "log_pvalue", "alternative", "n_positive", "n_negative", "n_zero",
+        "statistic", "difference", "pvalue", "log_pvalue", "alternative", "n_positive", "n_negative", "n_zero",
     )
 
 
@@ -270,6 +339,11 @@ class WilcoxonResult(_Result):
         zeros' ranks to each).
     pvalue_error : float or None
         ``"fourier"`` and ``"normal"`` only: a bound on the absolute error of ``pvalue``.
+    difference : float
+        The Hodges-Lehmann estimate of the shift of ``x - y``: the median of the Walsh
+        averages ``(d_i + d_j) / 2``, i <= j, over all N differences. Its interval
+        (:meth:`confidence_interval`) inverts the signed-rank test: order statistics of the
+        Walsh averages, as R's ``wilcox.test(conf.int = TRUE)``.
     n_resamples, hits, pvalue_ci :
         Monte Carlo only.
 
@@ -293,11 +367,26 @@ class WilcoxonResult(_Result):
     n_resamples: Optional[int] = None
     hits: Optional[int] = None
     pvalue_ci: Optional[tuple] = None
+    difference: Optional[float] = None
+    _effect: Any = field(default=None, compare=False)
 
     _shown: ClassVar[tuple[str, ...]] = (
-        "statistic", "pvalue", "log_pvalue", "alternative", "method", "zero_method", "r_plus", "r_minus",
+        "statistic", "difference", "pvalue", "log_pvalue", "alternative", "method", "zero_method", "r_plus", "r_minus",
         "pvalue_error", "n_resamples", "pvalue_ci",
     )
+
+
+class BootstrapInterval(ConfidenceInterval):
+    """The interval a bootstrap test reports at its own level, which is also callable like
+    every result's ``confidence_interval(confidence_level, **options)``."""
+
+    _result: Any
+
+    def __call__(self, confidence_level: float = 0.95, **options: Any) -> ConfidenceInterval:
+        return _Result.confidence_interval(self._result, confidence_level, **options)
+
+    def __reduce__(self) -> Any:
+        return (BootstrapInterval, (self.low, self.high))
 
 
 @dataclass(frozen=True, repr=False)
@@ -312,8 +401,14 @@ class BootstrapTestResult(_Result):
         ``(1 + hits) / (1 + n_resamples)``, hits counted by the rule of Berg-Kirkpatrick et
         al. (2012) with ties included (see :func:`pairperm.bootstrap_test`); 1.0 when
         ``delta == 0``.
-    confidence_interval : (float, float)
-        Percentile interval of the resampled ``delta_i`` at ``confidence_level``.
+    confidence_interval : ConfidenceInterval, callable
+        Percentile interval of the resampled ``delta_i`` at ``confidence_level`` (two-sided
+        whatever the alternative). Called, as every result's ``confidence_interval(...)``,
+        it gives the paired bootstrap interval of :func:`pairperm.bootstrap_intervals` at
+        another level, one-sided like the test, with options ``method`` ("percentile" or
+        "bca") and ``n_resamples``, from fresh resamples seeded by the test's seed.
+    difference : float
+        ``delta`` again (``statistic``), as on every two-system result.
     metric_a, metric_b : float
         The metric of each system on the full data.
     metric, alternative : str
@@ -332,11 +427,13 @@ class BootstrapTestResult(_Result):
     (True, 0.95, (1000,))
     >>> "bootstrap_distribution" in r.to_dict()
     False
+    >>> r.confidence_interval(0.9) == r.confidence_interval(0.9)      # seeded: repeatable
+    True
     """
 
     statistic: float
     pvalue: float
-    confidence_interval: tuple
+    confidence_interval: tuple = field()  # type: ignore[assignment]  # a Field, so that the inherited method is not taken as its default
     metric_a: float
     metric_b: float
     metric: str
@@ -345,9 +442,22 @@ class BootstrapTestResult(_Result):
     hits: int
     confidence_level: float
     bootstrap_distribution: np.ndarray = field(compare=False, repr=False)
+    difference: Optional[float] = None
+    _effect: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        interval = BootstrapInterval(*self.confidence_interval)
+        interval._result = self
+        object.__setattr__(self, "confidence_interval", interval)
+
+    def __setstate__(self, state: dict) -> None:
+        # The interval's link back to its result is not pickled (a cycle): restore it.
+        self.__dict__.update(state)
+        self.__post_init__()
 
     _shown: ClassVar[tuple[str, ...]] = (
-        "statistic", "pvalue", "confidence_interval", "metric_a", "metric_b", "metric", "alternative", "n_resamples",
+        "statistic", "difference", "pvalue", "confidence_interval", "metric_a", "metric_b", "metric", "alternative",
+        "n_resamples",
     )
 
     @property
@@ -363,6 +473,12 @@ class CompareResult(_Result):
     ----------
     statistic, pvalue : float
         Copied from ``result``.
+    difference : float or None
+        Metric of A minus metric of B in ``metric``'s units: per entry for accuracy, exact
+        match and the real-valued means (a mean difference), the summed scores for "sum",
+        "uas", "las", the score difference for F1, precision, recall, macro-F1, BLEU and
+        callables, the Hodges-Lehmann shift of ``x - y`` for perplexity. Its interval:
+        :meth:`confidence_interval`.
     test : str
         Name of the pairperm function that was run.
     reason : str
@@ -382,5 +498,15 @@ class CompareResult(_Result):
     test: str
     reason: str
     result: Any
+    difference: Optional[float] = None
+    _effect: Any = field(default=None, compare=False)
 
-    _shown: ClassVar[tuple[str, ...]] = ("statistic", "pvalue", "test", "reason")
+    _shown: ClassVar[tuple[str, ...]] = ("statistic", "difference", "pvalue", "test", "reason")
+
+    def confidence_interval(self, confidence_level: float = 0.95, **options: Any) -> ConfidenceInterval:
+        """Confidence interval for ``difference``, one-sided as the test that ran (for
+        perplexity, where lower is better, "greater" bounds ``x - y`` from above); see
+        :meth:`pairperm.PermutationTestResult.confidence_interval` for the kinds of interval."""
+        if self._effect is None:
+            raise ValueError(f"CompareResult.confidence_interval: {self._no_interval}")
+        return self._effect.interval(confidence_level, self.result.alternative, **options)

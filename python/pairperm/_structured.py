@@ -108,6 +108,9 @@ def structured_test(
     PermutationTestResult
         ``statistic`` is ``s_obs`` (int) or ``h_obs``; ``null_distribution`` is the
         distribution of S (a MultiDistribution for m-D).
+        ``difference`` is None and ``confidence_interval()`` raises: local effects and a
+        statistic of their sum need not be a difference of two systems' metrics (for scores
+        of two systems, :func:`permutation_test`, :func:`f1_test` or :func:`compare` give one).
 
     Examples
     --------

@@ -2,6 +2,7 @@
 // number of trials: beta quantiles from the regularized incomplete beta function.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -16,5 +17,13 @@ double beta_quantile(std::int64_t a, std::int64_t b, double q);
 
 // Two-sided Clopper-Pearson interval at `confidence` for `hits` successes in `n` trials.
 std::pair<double, double> clopper_pearson(std::int64_t hits, std::int64_t n, double confidence);
+
+// Lower end of the paired-permutation inversion interval for a shift delta of differences d,
+// by the Lugannani-Rice saddlepoint approximation of the test's count: the root in delta of
+// log P[S >= t_obs] = log(tail) on (min d, mean d), where S is the sign-flip sum of
+// |d - delta| and t_obs = sum(d - delta). d is given as its m distinct values (ascending) and
+// their counts; z is the normal quantile of 1 - tail (the normal approximation's endpoint
+// starts the search). Assumes the exact p at min d is below `tail` (else min d is the end).
+double saddlepoint_shift_bound(const double* values, const double* counts, std::size_t m, double tail, double z);
 
 }  // namespace pairperm

@@ -1,0 +1,286 @@
+"""What a two-system result keeps to report its ``difference`` and ``confidence_interval``.
+
+Each test attaches one of these small frozen records to its result; the result's
+``confidence_interval(confidence_level, ...)`` asks it for the interval at the result's
+alternative. They hold only what the interval needs, so results stay small when pickled:
+
+- :class:`ShiftEffect`: the per-item differences ``d = x - y`` (pickled as their multiset:
+  0/1 scores pickle three values and counts) for the sign-flip inversion interval of
+  :func:`pairperm.shift_interval`, as a sum or a mean;
+- :class:`OrderEffect`: the same differences for the distribution-free intervals of the
+  sign test (order statistics of d: the median) and of the signed-rank test (order statistics
+  of the Walsh averages: the Hodges-Lehmann estimate);
+- :class:`BootstrapEffect`: both systems' per-item sufficient statistics, the metric and a
+  seed, for the paired bootstrap of :func:`pairperm.bootstrap_intervals`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from statistics import NormalDist
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+
+from ._results import ConfidenceInterval
+from ._validation import N_RESAMPLES, check_probability
+
+__all__ = ["BootstrapEffect", "OrderEffect", "ShiftEffect", "with_effect"]
+
+# The signed-rank interval uses the exact null of the rank sum up to this many items (its
+# counts stay below 2^63); beyond, the normal approximation with a continuity correction.
+WALSH_EXACT_MAX = 50
+# Up to this many items the Walsh averages are listed and partitioned (n(n+1)/2 floats);
+# beyond, a window around an order statistic is found by bisection with an O(n log n) count
+# per step (listing 500,000 averages costs as much as a bisection at 10^4 items).
+_WALSH_LISTED_MAX = 200
+# The sign test's interval sums exact binomial coefficients up to this many items (~10 ms at
+# 5000); beyond, the normal approximation with a continuity correction.
+SIGN_EXACT_MAX = 5000
+_STANDARD_NORMAL = NormalDist()
+
+
+def with_effect(result: Any, difference: Optional[float], effect: Any) -> Any:
+    """`result`, just made by a test and not yet seen by anyone, given its difference and the
+    record behind its confidence interval (set in place: a copy would cost more than some
+    exact tests)."""
+    object.__setattr__(result, "difference", difference)
+    object.__setattr__(result, "_effect", effect)
+    return result
+
+
+def _no_options(options: dict, what: str) -> None:
+    if options:
+        raise ValueError(f"confidence_interval: the {what} interval takes no option "
+                         f"{', '.join(map(repr, sorted(options)))}")
+
+
+def _tail(confidence_level: Any, alternative: str) -> Fraction:
+    conf = check_probability(confidence_level, "confidence_level", "confidence_interval")
+    assert conf is not None
+    alpha = 1 - Fraction(conf)
+    return alpha / 2 if alternative == "two-sided" else alpha
+
+
+class _Differences:
+    """Per-item differences d = x - y, kept as given (no sort while the test runs) and pickled
+    as their multiset: the distinct values and their counts where values repeat (0/1 scores
+    pickle three numbers), the values alone otherwise."""
+
+    __slots__ = ("d",)
+
+    def __init__(self, d: np.ndarray) -> None:
+        self.d = d
+
+    def __getstate__(self) -> dict:
+        values, counts = np.unique(self.d, return_counts=True)
+        if 2 * len(values) <= len(self.d):
+            return {"values": values, "counts": counts.astype(np.int64)}
+        return {"values": self.d}
+
+    def __setstate__(self, state: dict) -> None:
+        counts = state.get("counts")
+        self.d = state["values"] if counts is None else np.repeat(state["values"], counts)
+
+
+@dataclasses.dataclass(frozen=True)
+class ShiftEffect:
+    """The permutation-test inversion interval of the summed (``per="sum"``) or mean
+    (``per="mean"``) per-item difference."""
+
+    differences: _Differences
+    per: str
+
+    @classmethod
+    def of(cls, d: np.ndarray, per: str) -> ShiftEffect:
+        return cls(_Differences(d), per)
+
+    def per_item(self, total: float) -> tuple[float, ShiftEffect]:
+        """The mean difference from the summed one `total`, and the interval of that mean."""
+        return total / len(self.differences.d), dataclasses.replace(self, per="mean")
+
+    def interval(self, confidence_level: Any, alternative: str, method: str = "auto",
+                 **options: Any) -> ConfidenceInterval:
+        from ._intervals import differences_interval
+
+        _no_options(options, "permutation-inversion")
+        r = differences_interval(self.differences.d, confidence_level, alternative, method, "confidence_interval")
+        return r.sum_difference if self.per == "sum" else r.mean_difference
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderEffect:
+    """Distribution-free interval from order statistics: of d itself (``kind="sign"``, the
+    inverted sign test) or of its Walsh averages (``kind="walsh"``, the inverted signed-rank
+    test)."""
+
+    differences: _Differences
+    kind: str
+
+    @classmethod
+    def of(cls, d: np.ndarray, kind: str) -> OrderEffect:
+        return cls(_Differences(np.asarray(d, dtype=np.float64)), kind)
+
+    def _pick(self) -> tuple[int, Callable[[int], float]]:
+        """(how many order statistics, the k-th smallest of them, 1-based)."""
+        d = np.sort(self.differences.d)
+        if self.kind == "sign":
+            return len(d), lambda k: float(d[k - 1])
+        return len(d) * (len(d) + 1) // 2, lambda k: walsh_order_statistic(d, k)
+
+    def estimate(self) -> float:
+        """The median of d (sign) or of its Walsh averages (Hodges-Lehmann); NaN without items."""
+        if len(self.differences.d) == 0:
+            return math.nan
+        if self.kind == "sign":
+            return float(np.median(self.differences.d))  # by partition: no sort while the test runs
+        m, pick = self._pick()
+        return pick((m + 1) // 2) if m % 2 else (pick(m // 2) + pick(m // 2 + 1)) / 2
+
+    def interval(self, confidence_level: Any, alternative: str, **options: Any) -> ConfidenceInterval:
+        _no_options(options, "signed-rank" if self.kind == "walsh" else "sign-test")
+        tail = _tail(confidence_level, alternative)
+        m, pick = self._pick()
+        c = _critical_value(len(self.differences.d), self.kind, tail)
+        if c > m:  # no order statistic is excluded at this level
+            return ConfidenceInterval(-math.inf, math.inf)
+        low = -math.inf if alternative == "less" else pick(m + 1 - c)
+        high = math.inf if alternative == "greater" else pick(c)
+        return ConfidenceInterval(low, high)
+
+
+def _count(n: int, kind: str) -> int:
+    """How many order statistics there are: n values, or n(n+1)/2 Walsh averages."""
+    return n if kind == "sign" else n * (n + 1) // 2
+
+
+def _critical_value(n: int, kind: str, tail: Fraction) -> int:
+    """The smallest t with P[T >= t] <= tail for the null statistic T (the count of positive
+    differences, or the signed-rank sum with ranks 1..n), symmetric on 0..M.
+
+    The statistic of a shift delta between order statistics is the number of values (d or
+    Walsh averages) above delta, so delta is rejected by the one-sided test exactly below the
+    (M + 1 - c)-th smallest value and above the c-th."""
+    exact = n <= (SIGN_EXACT_MAX if kind == "sign" else WALSH_EXACT_MAX)
+    m = _count(n, kind)
+    if exact:
+        counts = _binomial_counts(n) if kind == "sign" else _signed_rank_counts(n)
+        budget = tail * 2**n  # P[T >= t] <= tail  <=>  #patterns with T >= t <= tail 2^n
+        above, t = 0, m + 1
+        while t > 0 and above + counts[t - 1] <= budget:
+            above += counts[t - 1]
+            t -= 1
+        return t
+    var = n / 4 if kind == "sign" else n * (n + 1) * (2 * n + 1) / 24
+    z = _STANDARD_NORMAL.inv_cdf(1 - float(tail))
+    return min(m + 1, max(0, math.ceil(m / 2 + 0.5 + z * math.sqrt(var))))
+
+
+def _binomial_counts(n: int) -> list[int]:
+    out = [1]
+    for i in range(n):
+        out.append(out[-1] * (n - i) // (i + 1))
+    return out
+
+
+def _signed_rank_counts(n: int) -> list[int]:
+    """Sign patterns of ranks 1..n by their sum of positive ranks (exact below 2^63)."""
+    counts = np.zeros(n * (n + 1) // 2 + 1, dtype=np.int64)
+    counts[0] = 1
+    top = 0
+    for r in range(1, n + 1):
+        counts[r:top + r + 1] += counts[:top + 1].copy()
+        top += r
+    return [int(c) for c in counts]
+
+
+def walsh_order_statistic(sorted_d: np.ndarray, k: int) -> float:
+    """The k-th smallest (1-based) of the Walsh averages (d_i + d_j) / 2, i <= j, of sorted d.
+
+    Up to 200 items all of them are listed. Beyond, bisection on the value v narrows a window
+    (lo, hi] holding the k-th, counting the pairs below v by comparing d_j with 2 v - d_i
+    (O(n log n) per step), until the window holds at most 4n pairs, which are then listed. A
+    pair whose float sum lies within an ulp of 2 lo may be counted on the other side of lo, so
+    the result may then differ from the listed one by an adjacent Walsh average; such pairs
+    are rare, and the large-n interval is a normal approximation anyway.
+    """
+    n = len(sorted_d)
+    if n <= _WALSH_LISTED_MAX:
+        i, j = np.triu_indices(n)
+        w = (sorted_d[i] + sorted_d[j]) / 2
+        return float(np.partition(w, k - 1)[k - 1])
+    first = np.arange(n)
+
+    def ends(v: float) -> np.ndarray:
+        """For each i, one past the last j >= i with d_j <= 2 v - d_i."""
+        return np.maximum(np.searchsorted(sorted_d, 2 * v - sorted_d, side="right"), first)
+
+    lo, hi = float(np.nextafter(sorted_d[0], -np.inf)), float(sorted_d[-1])
+    ends_lo, ends_hi = first.copy(), np.full(n, n)
+    below, upto = 0, n * (n + 1) // 2  # pairs at or below lo, and at or below hi
+    while upto - below > 4 * n:
+        # The smallest pair above lo and the largest at or below hi: when they agree, every
+        # pair in the window has that value (ties: integer scores give few distinct averages).
+        above = ends_lo < n
+        smallest = float(np.min(sorted_d[first[above]] + sorted_d[ends_lo[above]])) / 2
+        counted = ends_hi > first
+        largest = float(np.max(sorted_d[first[counted]] + sorted_d[ends_hi[counted] - 1])) / 2
+        mid = lo + (hi - lo) / 2
+        if smallest >= largest or mid in (lo, hi):
+            return largest
+        at_mid = ends(mid)
+        count = int((at_mid - first).sum())
+        if count >= k:
+            hi, upto, ends_hi = mid, count, at_mid
+        else:
+            lo, below, ends_lo = mid, count, at_mid
+    start, stop = ends_lo, ends_hi
+    sizes = stop - start
+    offsets = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    i = np.repeat(first, sizes)
+    j = np.repeat(start, sizes) + np.arange(len(i)) - offsets
+    w = (sorted_d[i] + sorted_d[j]) / 2
+    return float(np.partition(w, k - below - 1)[k - below - 1])
+
+
+@dataclasses.dataclass(frozen=True)
+class BootstrapEffect:
+    """Paired bootstrap interval of ``metric(A) - metric(B)`` over resamples of the items,
+    drawn from ``seed`` so that the same result always gives the same interval."""
+
+    stats_a: np.ndarray
+    stats_b: np.ndarray
+    metric: Union[str, Callable[[np.ndarray], np.ndarray]]
+    seed: int
+    beta: float = 1.0
+    zero_division: float = 0.0
+
+    def interval(self, confidence_level: Any, alternative: str, method: str = "percentile",
+                 n_resamples: int = N_RESAMPLES, **options: Any) -> ConfidenceInterval:
+        from ._intervals import bootstrap_intervals
+
+        _no_options(options, "bootstrap")
+        r = bootstrap_intervals([self.stats_a, self.stats_b], self.metric, method=method,
+                                confidence_level=confidence_level, alternative=alternative,  # type: ignore[arg-type]
+                                n_resamples=n_resamples,
+                                rng=np.random.default_rng(self.seed), beta=self.beta,
+                                zero_division=self.zero_division)
+        low, high = r.difference_intervals[0]
+        return ConfidenceInterval(float(low), float(high))
+
+
+def ratio_metric(sums: np.ndarray, kind: str, beta: float, zero_division: float) -> np.ndarray:
+    """F_beta, precision or recall of summed (tp, fp, fn), or F1 of summed (tp, errors)."""
+    from ._bootstrap import f1_from_sums
+
+    def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        return np.where(den == 0, zero_division, num / np.where(den == 0, 1.0, den))
+
+    tp, second = sums[..., 0], sums[..., 1]
+    if sums.shape[-1] == 2:  # (tp, errors): F1 = 2 TP / (2 TP + errors)
+        return ratio(2 * tp, 2 * tp + second)
+    if kind == "f1":
+        return f1_from_sums(sums, beta, zero_division)
+    return ratio(tp, tp + (second if kind == "precision" else sums[..., 2]))
