@@ -19,6 +19,7 @@ from ._difference import BootstrapEffect
 from ._errors import SupportTooLargeError
 from ._results import BootstrapTestResult
 from ._runner import block_seed, monte_carlo_options
+from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -114,7 +115,7 @@ def _metric_function(metric: Union[str, Callable], shape: tuple, n: int, beta: f
 
 
 def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, alternative: Any,
-                       confidence_level: Any, beta: Any, zero_division: Any, n_jobs: Any) -> tuple:
+                       confidence_level: Any, beta: Any, zero_division: Any, n_jobs: Any, groups: Any = None) -> tuple:
     func = "bootstrap_test"
     check_alternative(alternative, func)
     opts = monte_carlo_options(n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
@@ -137,7 +138,22 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
     name, fn = _metric_function(metric, xa.shape[1:], n, beta, zero_division, func)
     for arr_name, arr in (("x", xa), ("y", ya)):
         check_counts(arr, arr_name, name, func)
+    if groups is not None:
+        xa, ya, fn = _cluster_statistics(xa, ya, name, fn, groups, func, x)
     return xa, ya, name, fn, opts
+
+
+def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable, groups: Any, func: str,
+                        raw_x: Any) -> tuple:
+    """Statistics summed per unit, so that resampling rows resamples whole units (the cluster
+    bootstrap). A mean is then a ratio: the units' summed scores over their summed item counts."""
+    units = read_groups(groups, len(xa), func, like=raw_x)
+    if name != "mean":
+        return unit_sums(xa, units, "x", func), unit_sums(ya, units, "y", func), fn
+    ones = np.ones(len(xa), dtype=xa.dtype)
+    xa = unit_sums(np.column_stack([xa, ones]), units, "x", func)
+    ya = unit_sums(np.column_stack([ya, ones]), units, "y", func)
+    return xa, ya, lambda s: s[..., 0] / s[..., 1]
 
 
 def check_counts(arr: np.ndarray, name: str, metric: str, func: str) -> None:
@@ -173,7 +189,7 @@ def _resamples_cannot_vary(xa: np.ndarray, ya: np.ndarray, stats: np.ndarray, me
     (for the mean) the same difference on every entry."""
     if len(stats) == 1 or bool((stats == stats[0]).all()):
         return True
-    if metric == "mean":
+    if metric == "mean" and xa.ndim == 1:  # per-unit (sum, count) rows vary in their ratio
         d = xa - ya
         return bool((d == d[0]).all())
     return False
@@ -206,6 +222,7 @@ def bootstrap_test(
     beta: float = 1.0,
     zero_division: float = 0.0,
     n_jobs: Optional[int] = None,
+    groups: Optional[ArrayLike] = None,
 ) -> BootstrapTestResult:
     """Paired bootstrap test over entries (same resampled indices for both systems).
 
@@ -246,6 +263,10 @@ def bootstrap_test(
         For "f1" and "macro_f1": F_beta, and its value when the denominator is 0.
     n_jobs : int or None
         Resampling threads; None uses all cores. Results do not depend on it.
+    groups : array_like of labels, length N, optional
+        The unit of each entry (e.g. the passage of a question): whole units are resampled
+        (the cluster bootstrap), their statistics summed; ``"mean"`` is then the per-item
+        mean of each resample (summed scores over summed item counts).
 
     Returns
     -------
@@ -272,7 +293,7 @@ def bootstrap_test(
     """
     func = "bootstrap_test"
     xa, ya, name, fn, opts = _bootstrap_test_iv(x, y, metric, n_resamples, rng, alternative, confidence_level, beta,
-                                                zero_division, n_jobs)
+                                                zero_division, n_jobs, groups)
     n = len(xa)
     stat_shape = xa.shape[1:]
     m = int(np.prod(stat_shape, dtype=np.int64))

@@ -20,6 +20,7 @@ from ._errors import SupportTooLargeError
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
 from ._runner import monte_carlo_options, plan, run
 from ._statistics import SumStatistic
+from ._units import paired_unit_sums
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -53,7 +54,8 @@ def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[
     return r.pvalue, r.log_pvalue, r.engine
 
 
-def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> McNemarResult:
+def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
+                 groups: Optional[ArrayLike] = None) -> McNemarResult:
     """Exact McNemar test for paired binary outcomes (e.g. per-example correctness).
 
     Only discordant entries matter: with ``n_a_only`` entries that A got right and B
@@ -68,6 +70,9 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
         Per-entry correctness of systems A and B.
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that A is right more often than B.
+    groups : None
+        Not supported: outcomes summed per unit are not 0/1 pairs; a ValueError points to
+        :func:`pairperm.permutation_test` with ``groups=``, the exact test of whole units.
 
     Examples
     --------
@@ -81,6 +86,11 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     """
     func = "mcnemar_test"
     check_alternative(alternative, func)
+    if groups is not None:
+        # Per-unit counts of correct answers are no longer 0/1 outcomes: McNemar's discordant
+        # pairs do not exist for them, while the permutation test of the unit sums is exact.
+        raise ValueError(f"{func}: with groups the outcomes are counted per unit and are no longer 0/1 pairs; "
+                         "pairperm.permutation_test(x, y, groups=groups) is the exact test that swaps whole units")
     hint = "mcnemar_test takes 0/1 correctness per entry"
     check_paired_index(x, y, ("x", "y"), func)
     a = as_int_array(x, "x", func, hint=hint)
@@ -98,7 +108,8 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine, difference, ShiftEffect.of(d, "mean"))
 
 
-def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided") -> SignTestResult:
+def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
+              groups: Optional[ArrayLike] = None) -> SignTestResult:
     """Exact sign test for paired real-valued scores.
 
     Counts the entries with ``x > y`` among those with ``x != y``; under the null it is
@@ -107,9 +118,13 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
 
     Parameters
     ----------
-    x, y : array_like of float, shape (N,)
+    x, y : array_like of float, shape (N,) or (N, k)
+        Shape (N, k): k samples of each item, summed per item.
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that x tends to exceed y.
+    groups : array_like of labels, length N, optional
+        The exchangeable unit of each item: the signs are those of the per-unit sums of x
+        and y, and the counts are counts of units.
 
     Examples
     --------
@@ -121,9 +136,10 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     func = "sign_test"
     check_alternative(alternative, func)
     check_paired_index(x, y, ("x", "y"), func)
-    xa = as_real_array(x, "x", func)
-    ya = as_real_array(y, "y", func)
+    xa = as_real_array(x, "x", func, ndim=(1, 2))
+    ya = as_real_array(y, "y", func, ndim=(1, 2))
     check_same_length(xa, ya, "x", "y", func)
+    xa, ya = paired_unit_sums(xa, ya, groups, func, raw_x=x)
     s = _signs(xa, ya)
     n_pos, n_neg = int(np.count_nonzero(s > 0)), int(np.count_nonzero(s < 0))
     p, log_p, _ = _sign_flip_pvalue(s, alternative, func)
@@ -162,7 +178,7 @@ def doubled_midranks(values: np.ndarray) -> np.ndarray:
 
 
 def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method: Any, n_resamples: Any, rng: Any,
-                      n_jobs: Any) -> tuple:
+                      n_jobs: Any, groups: Any = None) -> tuple:
     func = "wilcoxon_test"
     check_alternative(alternative, func)
     if zero_method not in ZERO_METHODS:
@@ -170,9 +186,10 @@ def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method
     check_method(method, WILCOXON_METHODS, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     check_paired_index(x, y, ("x", "y"), func)
-    xa = as_real_array(x, "x", func)
-    ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func)
+    xa = as_real_array(x, "x", func, ndim=(1, 2))
+    ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func, ndim=(1, 2))
     check_same_length(xa, ya, "x", "y", func)
+    xa, ya = paired_unit_sums(xa, ya, groups, func, raw_x=x)
     return xa, ya, mc
 
 
@@ -214,6 +231,7 @@ def wilcoxon_test(
     n_resamples: int = N_RESAMPLES,
     rng: Any = None,
     n_jobs: Optional[int] = None,
+    groups: Optional[ArrayLike] = None,
 ) -> WilcoxonResult:
     """Wilcoxon signed-rank test, exact for any N including ties and zero differences.
 
@@ -225,9 +243,10 @@ def wilcoxon_test(
 
     Parameters
     ----------
-    x, y : array_like of float, shape (N,)
+    x, y : array_like of float, shape (N,) or (N, k)
         Paired scores (e.g. per-sentence perplexities of two language models). If y is
-        None, x holds the differences. Only the ranks of the differences matter.
+        None, x holds the differences. Only the ranks of the differences matter. Shape
+        (N, k): k samples of each item, summed per item before ranking.
     alternative : {"two-sided", "greater", "less"}
         "greater": evidence that x - y is shifted above 0.
     zero_method : {"wilcox", "pratt", "zsplit"}
@@ -255,6 +274,9 @@ def wilcoxon_test(
         "monte_carlo": sign flips sampled in the compiled core, ``p = (1 + hits) / (1 + K)``.
     n_resamples, rng, n_jobs :
         Monte Carlo only; an int seed makes runs repeatable.
+    groups : array_like of labels, length N, optional
+        The exchangeable unit of each item: the differences are summed per unit, and the
+        unit sums are ranked and sign-flipped (the signed-rank test of the units).
 
     Raises
     ------
@@ -278,7 +300,7 @@ def wilcoxon_test(
     exact 0.09375 25.0 3.0
     """
     func = "wilcoxon_test"
-    xa, ya, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs)
+    xa, ya, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs, groups)
     effect, r_plus, r_minus = _signed_ranks(xa, ya, zero_method)
     statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
     effects = _sign_flip_effects(effect)

@@ -13,6 +13,7 @@ import numpy as np
 from . import _bootstrap, _classic, _f1, _montecarlo, _permutation
 from ._difference import BootstrapEffect
 from ._results import CompareResult
+from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -78,42 +79,46 @@ def _only_auto(method: str, what: str) -> None:
 
 
 def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-                 method: Any = "auto") -> CompareResult:
+                 method: Any = "auto", groups: Any = None) -> CompareResult:
     xa, ya = np.asarray(x), np.asarray(y)
     per_item = metric not in ("sum", "uas", "las")  # accuracy, exact match and means are per entry
     if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
         r: Any = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples,
-                                               rng=rng)
+                                               rng=rng, groups=groups)
         return _done(r, "permutation_test", f"real-valued per-entry scores ({metric}): paired-permutation test of the "
                                             f"mean difference, {_how(r)}", per_item=True)
     # McNemar is the exact permutation test on 0/1 scores: other methods go to permutation_test.
-    if method == "auto" and xa.ndim == 1 and ya.ndim == 1 and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya)):
+    if (method == "auto" and groups is None and xa.ndim == 1 and ya.ndim == 1
+            and all(np.isin(arr, (0, 1)).all() for arr in (xa, ya))):
         r = _classic.mcnemar_test(x, y, alternative=alternative)
         return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
                                         "(identical to the exact permutation test on 0/1 scores)")
-    r = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
+    r = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng,
+                                      groups=groups)
     return _done(r, "permutation_test", f"sum of per-entry integer scores: paired-permutation test, {_how(r)}",
                  per_item=per_item)
 
 
 def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-           method: Any = "auto") -> CompareResult:
+           method: Any = "auto", groups: Any = None) -> CompareResult:
     name = f"{metric}_test"
-    r = getattr(_f1, name)(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng)
+    r = getattr(_f1, name)(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng,
+                           groups=groups)
     return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: structured paired-permutation test, {_how(r)}")
 
 
 def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-                method: Any = "auto") -> CompareResult:
+                method: Any = "auto", groups: Any = None) -> CompareResult:
     # Lower perplexity is better, so "A better" (greater) means A's values are smaller.
     flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
-    r = _classic.wilcoxon_test(x, y, alternative=flipped, method=method, n_resamples=n_resamples, rng=rng)
+    r = _classic.wilcoxon_test(x, y, alternative=flipped, method=method, n_resamples=n_resamples, rng=rng,
+                               groups=groups)
     return _done(r, "wilcoxon_test", "real-valued per-entry scores such as perplexity: Wilcoxon signed-rank test "
                                      f"(Dror & Reichart), method {r.method!r}")
 
 
 def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
-            method: Any = "auto") -> CompareResult:
+            method: Any = "auto", groups: Any = None) -> CompareResult:
     """macro-F1 / BLEU of summed integer statistics."""
     func = "compare"
     _only_auto(method, f"metric={metric!r} (Monte Carlo permutation)")
@@ -126,27 +131,27 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     if (metric == "macro_f1" and not (len(shape) == 2 and shape[1] == 3)) or (metric == "bleu" and shape != (10,)):
         raise ValueError(f"{func}: metric={metric!r} needs statistics of shape {_CORPUS_SHAPES[metric]}; got {xa.shape}")
     one = (lambda s: _bootstrap.f1_from_sums(s).mean(axis=-1)) if metric == "macro_f1" else _bootstrap.bleu_from_sums
-    r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng)
+    r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng, groups, x)
     return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
                                         "engine: Monte Carlo paired permutation (approximate randomisation)",
                  effect=_bootstrap_effect(xa, ya, metric, rng))
 
 
 def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any,
-              method: Any = "auto") -> CompareResult:
+              method: Any = "auto", groups: Any = None) -> CompareResult:
     func = "compare"
     _only_auto(method, "a user-defined metric (Monte Carlo permutation)")
     check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
     ya = as_real_array(y, "y", func, ndim=(1, 2, 3))
     check_same_length(xa, ya, "x", "y", func)
-    r = _permute_summed_statistics(xa, ya, metric, alternative, n_resamples, rng)
+    r = _permute_summed_statistics(xa, ya, metric, alternative, n_resamples, rng, groups, x)
     return _done(r, "monte_carlo_test", "user-defined metric of summed statistics: Monte Carlo paired permutation "
                                         "(approximate randomisation)", effect=_bootstrap_effect(xa, ya, metric, rng))
 
 
 def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np.ndarray], Any], alternative: Any,
-                               n_resamples: int, rng: Any) -> Any:
+                               n_resamples: int, rng: Any, groups: Any = None, raw_x: Any = None) -> Any:
     """The paired-permutation test of metric(A) - metric(B) for a metric of summed per-entry
     statistics: swapping an entry swaps its two rows of statistics, so the local effects are
     (x_n, y_n) and (y_n, x_n), and the metric sees the summed statistics as float64 of shape
@@ -161,6 +166,9 @@ def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np
                 - np.asarray(one(sums[:, m:].reshape((k,) + shape)), dtype=np.float64))
 
     fx, fy = xa.reshape(n, m), ya.reshape(n, m)
+    if groups is not None:
+        units = read_groups(groups, n, "compare", like=raw_x)
+        fx, fy = unit_sums(fx, units, "x", "compare"), unit_sums(fy, units, "y", "compare")
     return _montecarlo.monte_carlo_test(np.concatenate([fx, fy], axis=1), np.concatenate([fy, fx], axis=1), statistic,
                                         n_resamples=n_resamples, rng=rng, alternative=alternative)
 
@@ -188,6 +196,7 @@ def compare(
     n_resamples: int = N_RESAMPLES,
     rng: Any = None,
     method: str = "auto",
+    groups: Any = None,
 ) -> CompareResult:
     """Compare systems A and B on the same entries with the test that fits `metric`.
 
@@ -221,6 +230,11 @@ def compare(
         Passed on ("greater": A is better).
     n_resamples, rng :
         For the sampling routes.
+    groups : array_like of labels, length N, optional
+        The exchangeable unit of each entry (passage, prompt, document ...): passed to the
+        test that runs, which swaps whole units (0/1 scores then run
+        :func:`permutation_test`, the exact test of the per-unit counts). Integer and
+        real-valued scores may also be given as (N, k): k samples of each item.
     method : str
         Passed to the test that runs; "auto" everywhere picks as that test does.
         Integer sums: :func:`permutation_test`'s "auto", "exact", "dp", "fft",
@@ -251,7 +265,7 @@ def compare(
     func = "compare"
     check_alternative(alternative, func)
     if callable(metric):
-        return _callable(x, y, metric, alternative, n_resamples, rng, method)
+        return _callable(x, y, metric, alternative, n_resamples, rng, method, groups)
     if not isinstance(metric, str) or metric not in _ROUTES:
         raise ValueError(f"{func}: metric must be a callable or one of {', '.join(map(repr, METRICS))}; got {metric!r}")
-    return _ROUTES[metric](x, y, metric, alternative, n_resamples, rng, method)
+    return _ROUTES[metric](x, y, metric, alternative, n_resamples, rng, method, groups)

@@ -92,14 +92,17 @@ class ShiftEffect:
 
     differences: _Differences
     per: str
+    # Scored items behind the differences when these are sums over units (groups, or k
+    # samples per item): a mean per item divides by them, not by the number of units.
+    n_items: int = 0
 
     @classmethod
-    def of(cls, d: np.ndarray, per: str) -> ShiftEffect:
-        return cls(_Differences(d), per)
+    def of(cls, d: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
+        return cls(_Differences(d), per, 0 if n_items == len(d) else n_items)
 
     def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""
-        return total / len(self.differences.d), dataclasses.replace(self, per="mean")
+        return total / (self.n_items or len(self.differences.d)), dataclasses.replace(self, per="mean")
 
     def interval(self, confidence_level: Any, alternative: str, method: str = "auto",
                  **options: Any) -> ConfidenceInterval:
@@ -107,7 +110,11 @@ class ShiftEffect:
 
         _no_options(options, "permutation-inversion")
         r = differences_interval(self.differences.d, confidence_level, alternative, method, "confidence_interval")
-        return r.sum_difference if self.per == "sum" else r.mean_difference
+        if self.per == "sum":
+            return r.sum_difference
+        if self.n_items:  # units of several items: the summed difference's interval, per item
+            return ConfidenceInterval(r.sum_difference.low / self.n_items, r.sum_difference.high / self.n_items)
+        return r.mean_difference
 
 
 @dataclasses.dataclass(frozen=True)

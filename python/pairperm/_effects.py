@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core
 from ._distribution import Distribution, MultiDistribution
+from ._units import read_groups, unit_sums
 from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length, name_too_large
 
 __all__ = ["LocalEffects", "NullRecipe"]
@@ -62,8 +63,9 @@ class LocalEffects:
 
     @classmethod
     def read(cls, stay: Any, swap: Any, func: str, *, ndim: Union[int, tuple] = 1,
-             names: tuple[str, str] = ("stay", "swap"), real_ok: bool = False) -> LocalEffects:
-        """Validate user input (equal shapes; integers, or reals where `real_ok`) and summarise it."""
+             names: tuple[str, str] = ("stay", "swap"), real_ok: bool = False, groups: Any = None) -> LocalEffects:
+        """Validate user input (equal shapes; integers, or reals where `real_ok`) and summarise it;
+        with `groups`, the local effects of each unit summed (units swap as a whole)."""
         if real_ok:
             stay_a, swap_a = as_score_pair(stay, swap, func, ndim=ndim, names=names)
         else:
@@ -71,6 +73,9 @@ class LocalEffects:
             stay_a = as_int_array(stay, names[0], func, ndim=ndim)
             swap_a = as_int_array(swap, names[1], func, ndim=ndim)
             check_same_length(stay_a, swap_a, names[0], names[1], func)
+        if groups is not None:
+            units = read_groups(groups, len(stay_a), func, like=stay)
+            stay_a, swap_a = unit_sums(stay_a, units, names[0], func), unit_sums(swap_a, units, names[1], func)
         if stay_a.ndim == 2:
             if stay_a.shape[1] == 0:
                 raise ValueError(f"{func}: local effects need at least one coordinate; got shape {stay_a.shape}")

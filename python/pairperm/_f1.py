@@ -26,6 +26,7 @@ from ._files import read_table, read_text
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
 from ._statistics import RatioStatistic
+from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -72,7 +73,7 @@ def _by_column_name(values: Any, name: str, func: str) -> Any:
                      "(or 'tp', 'errors') so that they are read by name")
 
 
-def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
+def _counts(a: Any, b: Any, func: str, groups: Any = None) -> tuple[np.ndarray, np.ndarray]:
     check_paired_index(a, b, ("x", "y"), func)
     a_arr = as_int_array(_by_column_name(a, "x", func), "x", func, ndim=2, hint="counts must be non-negative integers")
     b_arr = as_int_array(_by_column_name(b, "y", func), "y", func, ndim=2, hint="counts must be non-negative integers")
@@ -101,6 +102,10 @@ def _counts(a: Any, b: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
                 f"{func}: inconsistent gold counts at entry {i}: tp + fn is {gold_a[i]} for x but {gold_b[i]} "
                 "for y (both systems are scored against the same gold annotation)"
             )
+    if groups is not None:
+        # Counts summed per unit: the totals, and so every check above, are unchanged.
+        units = read_groups(groups, len(a_arr), func, like=a)
+        a_arr, b_arr = unit_sums(a_arr, units, "x", func), unit_sums(b_arr, units, "y", func)
     return a_arr, b_arr
 
 
@@ -139,8 +144,8 @@ class _Problem:
     counts_b: np.ndarray
 
 
-def _problem(kind: str, a: Any, b: Any, beta: Any, zero_division: Any, func: str) -> _Problem:
-    a_arr, b_arr = _counts(a, b, func)
+def _problem(kind: str, a: Any, b: Any, beta: Any, zero_division: Any, func: str, groups: Any = None) -> _Problem:
+    a_arr, b_arr = _counts(a, b, func, groups)
     zero = _fraction(zero_division, "zero_division", func, 0.0, 1.0)
     three = a_arr.shape[1] == 3
     if not three and kind != "f1":
@@ -194,27 +199,28 @@ def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) 
 
 
 def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
-                   n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
+                   n_resamples: Any, rng: Any, n_jobs: Any, func: str, groups: Any = None) -> tuple:
     """(local effects, statistic, sampling options) of a ratio test."""
-    return _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs, func)[:3]
+    return _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs, func,
+                             groups)[:3]
 
 
 def _ratio_test_setup(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
-                      n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple:
+                      n_resamples: Any, rng: Any, n_jobs: Any, func: str, groups: Any = None) -> tuple:
     """As `_ratio_test_iv`, and the problem itself (its counts give the difference's interval)."""
     check_alternative(alternative, func)
     check_method(method, RATIO_METHODS, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
-    pr = _problem(kind, x, y, beta, zero_division, func)
+    pr = _problem(kind, x, y, beta, zero_division, func, groups)
     stay, swap = (pr.stay[:, 0].copy(), pr.swap[:, 0].copy()) if pr.stay.shape[1] == 1 else (pr.stay, pr.swap)
     effects = LocalEffects.from_arrays(stay, swap)
     return effects, _ratio_statistic(pr, effects, kind, func), mc, pr
 
 
 def _ratio_test(kind: str, func: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
-                n_resamples: Any, rng: Any, n_jobs: Any) -> PermutationTestResult:
+                n_resamples: Any, rng: Any, n_jobs: Any, groups: Any = None) -> PermutationTestResult:
     effects, stat, mc, pr = _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples,
-                                              rng, n_jobs, func)
+                                              rng, n_jobs, func, groups)
     r = run(effects, stat, alternative=alternative, method=method, func=func, mc=mc)
     metric = functools.partial(ratio_metric, kind=kind, beta=float(beta), zero_division=float(zero_division))
     return with_effect(r, r.statistic, BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
@@ -242,6 +248,10 @@ _DOC_COMMON = """
         Value of a score whose denominator is 0 (scikit-learn's ``zero_division``).
     n_resamples, rng, n_jobs
         Monte Carlo only; an int seed makes runs repeatable; n_jobs threads (None: all cores).
+    groups : array_like of labels, length N, optional
+        The exchangeable unit of each entry (e.g. the document of each sentence): entries with
+        equal labels are swapped together; their counts are summed per unit and the test stays
+        exact over the 2^U swap patterns of the U units.
 
     Returns
     -------
@@ -261,23 +271,25 @@ _DOC_COMMON = """
 def f1_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
             method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", beta: float = 1.0,
             zero_division: float = 0.0, n_resamples: int = N_RESAMPLES, rng: Any = None,
-            n_jobs: Optional[int] = None) -> PermutationTestResult:
-    return _ratio_test("f1", "f1_test", x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs)
+            n_jobs: Optional[int] = None, groups: Optional[ArrayLike] = None) -> PermutationTestResult:
+    return _ratio_test("f1", "f1_test", x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs,
+                       groups)
 
 
 def precision_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
                    method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", zero_division: float = 0.0,
                    n_resamples: int = N_RESAMPLES, rng: Any = None,
-                   n_jobs: Optional[int] = None) -> PermutationTestResult:
+                   n_jobs: Optional[int] = None, groups: Optional[ArrayLike] = None) -> PermutationTestResult:
     return _ratio_test("precision", "precision_test", x, y, alternative, method, 1.0, zero_division, n_resamples,
-                       rng, n_jobs)
+                       rng, n_jobs, groups)
 
 
 def recall_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
                 method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", zero_division: float = 0.0,
-                n_resamples: int = N_RESAMPLES, rng: Any = None, n_jobs: Optional[int] = None) -> PermutationTestResult:
+                n_resamples: int = N_RESAMPLES, rng: Any = None, n_jobs: Optional[int] = None,
+                groups: Optional[ArrayLike] = None) -> PermutationTestResult:
     return _ratio_test("recall", "recall_test", x, y, alternative, method, 1.0, zero_division, n_resamples, rng,
-                       n_jobs)
+                       n_jobs, groups)
 
 
 _F1_EXAMPLES = """

@@ -16,11 +16,11 @@ __all__ = ["monte_carlo_test"]
 
 
 def _monte_carlo_test_iv(stay: Any, swap: Any, statistic: Any, n_resamples: Any, rng: Any, alternative: Any,
-                         alpha: Any, confidence_level: Any, rtol: Any, n_jobs: Any) -> tuple:
+                         alpha: Any, confidence_level: Any, rtol: Any, n_jobs: Any, groups: Any = None) -> tuple:
     func = "monte_carlo_test"
     check_alternative(alternative, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func, alpha=alpha, confidence_level=confidence_level)
-    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func)
+    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func, groups)
     return effects, stat, mc
 
 
@@ -36,6 +36,7 @@ def monte_carlo_test(
     confidence_level: float = 0.95,
     rtol: Optional[float] = None,
     n_jobs: Optional[int] = None,
+    groups: Optional[ArrayLike] = None,
 ) -> MonteCarloTestResult:
     """Monte Carlo paired-permutation test (the papers' Alg. 1) for any statistic.
 
@@ -76,6 +77,10 @@ def monte_carlo_test(
         the sum of real-valued effects 1e-9 of ``sum(|stay| + |swap|)``).
     n_jobs : int or None
         Sampler threads; None uses all cores.
+    groups : array_like of labels, length N, optional
+        The exchangeable unit of each entry: entries with equal labels are swapped together
+        (their local effects are summed per unit, and the test runs on the U unit effects:
+        still exact over the 2^U swap patterns).
 
     Returns
     -------
@@ -100,7 +105,7 @@ def monte_carlo_test(
     (True, True)
     """
     effects, stat, mc = _monte_carlo_test_iv(stay, swap, statistic, n_resamples, rng, alternative, alpha,
-                                             confidence_level, rtol, n_jobs)
+                                             confidence_level, rtol, n_jobs, groups)
     r = run(effects, stat, alternative=alternative, method="monte_carlo", func="monte_carlo_test", mc=mc,
             result_type=MonteCarloTestResult)
     if statistic is None and effects.one_d and np.array_equal(effects.swap, -effects.stay):

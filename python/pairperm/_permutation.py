@@ -10,6 +10,7 @@ from ._effects import LocalEffects
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
 from ._statistics import statistic_for
+from ._units import paired_unit_sums
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -110,16 +111,18 @@ def null_distribution(stay: ArrayLike, swap: ArrayLike, method: Literal["auto", 
 
 
 def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamples: Any, rng: Any,
-                         n_jobs: Any, rtol: Any) -> tuple:
+                         n_jobs: Any, rtol: Any, groups: Any) -> tuple:
     func = "permutation_test"
     check_alternative(alternative, func)
     check_method(method, TEST_METHODS, func)
     rtol = check_rtol(rtol, func)
-    x_a, y_a = as_score_pair(x, y, func)
+    x_a, y_a = as_score_pair(x, y, func, ndim=(1, 2))
+    n_items = x_a.size
+    x_a, y_a = paired_unit_sums(x_a, y_a, groups, func, raw_x=x)
     check_real_difference(x_a, y_a, func)
     effects = LocalEffects.paired(x_a, y_a, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
-    return effects, statistic_for(effects, None, rtol, func), mc
+    return effects, statistic_for(effects, None, rtol, func), mc, n_items
 
 
 def permutation_test(
@@ -132,6 +135,7 @@ def permutation_test(
     rng: Any = None,
     n_jobs: Optional[int] = None,
     rtol: Optional[float] = None,
+    groups: Optional[ArrayLike] = None,
 ) -> PermutationTestResult:
     """Paired-permutation test for a difference of summed scores: exact for integer scores,
     exact or with a relative error bar for real-valued ones.
@@ -143,10 +147,11 @@ def permutation_test(
 
     Parameters
     ----------
-    x, y : array_like, shape (N,)
+    x, y : array_like, shape (N,) or (N, k)
         Per-entry scores of systems A and B: integers (e.g. correctly tagged tokens per
         sentence; integral floats count as integers) or any finite real numbers (sentence
-        COMET/chrF, per-query nDCG/AP, judge scores).
+        COMET/chrF, per-query nDCG/AP, judge scores). Shape (N, k): k samples of each of N
+        items (several generations per prompt), swapped together as one unit.
     alternative : {"two-sided", "greater", "less"}
     method : {"auto", "exact", "dp", "fft", "monte_carlo"}
         Integer scores: ``"auto"`` and ``"exact"`` run the grouped engine with
@@ -175,6 +180,11 @@ def permutation_test(
         ``2 * (n + 4) * eps * sum(|x - y|)`` of the sums formed over the n varying entries
         (0 when all scores lie on a binary grid fine enough for exact sums). None (default):
         that bound alone; a number >= 0 widens it by ``2 * rtol * sum(|x - y|)``.
+    groups : array_like of labels, length N, optional
+        The exchangeable unit of each item (e.g. the passage a question is about): items
+        with equal labels are swapped together. The test then runs on the per-unit sums,
+        exactly as before but over the 2^U swap patterns of the U units; the statistic,
+        ``sum(x) - sum(y)``, is unchanged. See :doc:`/user-guide/units`.
 
     Returns
     -------
@@ -204,6 +214,7 @@ def permutation_test(
     >>> bool(lo <= 0.25 <= hi), r.n_resamples
     (True, 2000)
     """
-    effects, stat, mc = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol)
+    effects, stat, mc, n_items = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol,
+                                                      groups)
     r = run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)
-    return with_effect(r, r.statistic, ShiftEffect.of(effects.stay, "sum"))
+    return with_effect(r, r.statistic, ShiftEffect.of(effects.stay, "sum", n_items))

@@ -26,22 +26,24 @@ STRUCTURED_METHODS = ("auto", "exact", "dp", "fft", "monte_carlo")
 
 
 def _structured_test_iv(stay: Any, swap: Any, statistic: Any, alternative: Any, method: Any, rtol: Any,
-                        n_resamples: Any, rng: Any, n_jobs: Any) -> tuple:
+                        n_resamples: Any, rng: Any, n_jobs: Any, groups: Any = None) -> tuple:
     func = "structured_test"
     check_alternative(alternative, func)
     check_method(method, STRUCTURED_METHODS, func)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
-    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func)
+    effects, stat = read_effects_and_statistic(stay, swap, statistic, rtol, func, groups)
     if method == "fft" and not effects.one_d:
         raise ValueError(f"{func}: method='fft' (Alg. 4) is for 1-D local effects; use 'auto' or 'dp' for m-D")
     return effects, stat, mc
 
 
-def read_effects_and_statistic(stay: Any, swap: Any, statistic: Any, rtol: Any, func: str) -> tuple:
-    """Local effects (integer or real, 1-D or m-D) and the statistic kind for them."""
+def read_effects_and_statistic(stay: Any, swap: Any, statistic: Any, rtol: Any, func: str,
+                               groups: Any = None) -> tuple:
+    """Local effects (integer or real, 1-D or m-D; summed per unit with `groups`) and the
+    statistic kind for them."""
     check_statistic(statistic, func)
     rtol = check_rtol(rtol, func)
-    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True)
+    effects = LocalEffects.read(stay, swap, func, ndim=(1, 2), real_ok=True, groups=groups)
     if statistic is None and not effects.one_d:
         raise ValueError(f"{func}: statistic=None (the sum S) needs 1-D local effects; for shape "
                          f"{effects.stay.shape} pass a vectorised callable statistic")
@@ -59,6 +61,7 @@ def structured_test(
     n_resamples: int = N_RESAMPLES,
     rng: Any = None,
     n_jobs: Optional[int] = None,
+    groups: Optional[ArrayLike] = None,
 ) -> PermutationTestResult:
     """Exact paired-permutation test for a statistic of summed local effects (the papers' form).
 
@@ -102,6 +105,10 @@ def structured_test(
         F1, precision and recall use :func:`pairperm.f1_test` etc., which compare ratios exactly.
     n_resamples, rng, n_jobs :
         ``method="monte_carlo"`` only, as in :func:`monte_carlo_test`.
+    groups : array_like of labels, length N, optional
+        The exchangeable unit of each entry: entries with equal labels are swapped together
+        (their local effects are summed per unit, and the test runs on the U unit effects:
+        still exact over the 2^U swap patterns).
 
     Returns
     -------
@@ -133,5 +140,5 @@ def structured_test(
     2 0.25
     """
     effects, stat, mc = _structured_test_iv(stay, swap, statistic, alternative, method, rtol, n_resamples, rng,
-                                            n_jobs)
+                                            n_jobs, groups)
     return run(effects, stat, alternative=alternative, method=method, func="structured_test", mc=mc)

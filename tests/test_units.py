@@ -1,0 +1,232 @@
+"""Exchangeable units (groups=) and several samples per item ((N, k) scores): every test
+against brute force over the 2^U swap patterns of whole units, formed item by item in exact
+arithmetic (Python ints and Fractions), never from the library's unit sums."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.stats
+
+import pairperm
+from reference import rejects, wilcoxon_reference
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def unit_patterns(labels):
+    """Per swap pattern of whole units, a 0/1 flag per item."""
+    units = sorted(set(labels), key=str)
+    for pattern in itertools.product((0, 1), repeat=len(units)):
+        swapped = {u for u, c in zip(units, pattern) if c}
+        yield [int(lab in swapped) for lab in labels]
+
+
+def brute_unit_pvalue(x, y, labels, statistic, alternative, centre=0):
+    """P-value of statistic(rows of A, rows of B) over all whole-unit swaps, exactly."""
+    xs = [tuple(np.atleast_1d(r).tolist()) for r in x]
+    ys = [tuple(np.atleast_1d(r).tolist()) for r in y]
+    observed = statistic(xs, ys)
+    hits = total = 0
+    for flags in unit_patterns(labels):
+        a = [v if f else u for u, v, f in zip(xs, ys, flags)]
+        b = [u if f else v for u, v, f in zip(xs, ys, flags)]
+        hits += rejects(statistic(a, b), observed, alternative, centre)
+        total += 1
+    return Fraction(hits, total)
+
+
+def sum_difference(a, b):
+    return sum(Fraction(v) for r in a for v in r) - sum(Fraction(v) for r in b for v in r)
+
+
+def case(seed, n=14, units=6, high=5):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, units, n)
+    labels[:units] = np.arange(units)  # every unit present
+    return rng.integers(0, high, n), rng.integers(0, high, n), labels
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+@pytest.mark.parametrize("seed", range(4))
+def test_permutation_test_swaps_whole_units(seed, alternative):
+    x, y, labels = case(seed)
+    got = pairperm.permutation_test(x, y, groups=labels, alternative=alternative)
+    want = brute_unit_pvalue(x, y, labels.tolist(), sum_difference, alternative)
+    assert got.pvalue == pytest.approx(float(want), rel=1e-12)
+    assert got.statistic == int(x.sum() - y.sum())
+    # The unit is not the item: the p-value of items swapped one by one differs here.
+    if seed == 0 and alternative == "two-sided":
+        assert pairperm.permutation_test(x, y).pvalue != got.pvalue
+
+
+def test_string_labels_and_real_scores():
+    rng = np.random.default_rng(9)
+    x, y = rng.normal(size=12).round(3), rng.normal(size=12).round(3)
+    labels = np.array([f"p{i % 5}" for i in range(12)], dtype=object)
+    got = pairperm.permutation_test(x, y, groups=labels, method="exact")
+    want = brute_unit_pvalue(x, y, labels.tolist(), sum_difference, "two-sided")
+    assert got.pvalue == pytest.approx(float(want), rel=1e-9)
+
+
+def test_samples_per_item_are_one_unit_and_combine_with_groups():
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(0, 2, (7, 3)), rng.integers(0, 2, (7, 3))  # 3 generations per prompt
+    got = pairperm.permutation_test(x, y)
+    items = list(range(7))
+    want = brute_unit_pvalue(x, y, items, sum_difference, "two-sided")
+    assert got.pvalue == pytest.approx(float(want), rel=1e-12)
+    labels = [0, 0, 1, 2, 2, 3, 3]
+    got = pairperm.permutation_test(x, y, groups=labels, alternative="greater")
+    assert got.pvalue == pytest.approx(float(brute_unit_pvalue(x, y, labels, sum_difference, "greater")), rel=1e-12)
+    # compare(): the same test, and the accuracy is per sample, not per unit sum.
+    c = pairperm.compare(x, y, "accuracy")
+    assert c.test == "permutation_test" and c.pvalue == pairperm.permutation_test(x, y).pvalue
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_f1_with_groups_is_exact_over_unit_swaps(alternative):
+    rng = np.random.default_rng(3)
+    gold = rng.integers(0, 4, 13)
+    tp_a, tp_b = rng.binomial(gold, 0.8), rng.binomial(gold, 0.5)
+    a = np.column_stack([tp_a, rng.integers(0, 2, 13), gold - tp_a])
+    b = np.column_stack([tp_b, rng.integers(0, 2, 13), gold - tp_b])
+    labels = [i // 2 for i in range(13)]
+
+    def f1_difference(ra, rb):
+        def f1(rows):
+            tp, fp, fn = (sum(r[j] for r in rows) for j in range(3))
+            return Fraction(0) if 2 * tp + fp + fn == 0 else Fraction(2 * tp, 2 * tp + fp + fn)
+        return f1(ra) - f1(rb)
+
+    got = pairperm.f1_test(a, b, groups=labels, alternative=alternative)
+    want = brute_unit_pvalue(a, b, labels, f1_difference, alternative)
+    assert got.pvalue == pytest.approx(float(want), rel=1e-9)
+
+
+def test_structured_and_monte_carlo_callables_sum_local_effects_per_unit():
+    rng = np.random.default_rng(8)
+    stay = rng.integers(-3, 4, (10, 2))
+    swap = rng.integers(-3, 4, (10, 2))
+    labels = [0, 0, 1, 1, 2, 3, 3, 4, 5, 5]
+
+    def h(s):
+        return 2 * s[:, 0] - s[:, 1] ** 2
+
+    def h_exact(a, b):  # h of the summed chosen local effects (the "A" rows are the chosen ones)
+        s0 = sum(r[0] for r in a)
+        s1 = sum(r[1] for r in a)
+        return 2 * s0 - s1 ** 2
+
+    got = pairperm.structured_test(stay, swap, h, groups=labels, alternative="greater")
+    want = brute_unit_pvalue(stay, swap, labels, h_exact, "greater")
+    assert got.pvalue == pytest.approx(float(want), rel=1e-12)
+    mc = pairperm.monte_carlo_test(stay, swap, h, groups=labels, alternative="greater", n_resamples=20_000, rng=1)
+    lo, hi = mc.pvalue_ci
+    assert lo <= float(want) <= hi
+
+
+def test_wilcoxon_and_sign_test_rank_and_sign_unit_sums():
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=15), rng.normal(size=15) - 0.3
+    labels = [i % 8 for i in range(15)]
+    ux = np.array([x[[i for i in range(15) if labels[i] == u]].sum() for u in range(8)])
+    uy = np.array([y[[i for i in range(15) if labels[i] == u]].sum() for u in range(8)])
+    w = pairperm.wilcoxon_test(x, y, groups=labels)
+    p_ref, r_plus, r_minus = wilcoxon_reference(ux, uy, "wilcox", "two-sided")
+    assert w.pvalue == pytest.approx(float(p_ref), rel=1e-12) and (w.r_plus, w.r_minus) == (r_plus, r_minus)
+    # Without ties or zeros the exact signed-rank test of the units is scipy's exact test.
+    assert w.pvalue == pytest.approx(scipy.stats.wilcoxon(ux, uy, method="exact").pvalue, rel=1e-12)
+    s = pairperm.sign_test(x, y, groups=labels, alternative="greater")
+    pos = int((ux > uy).sum())
+    assert s.n_positive == pos and s.n_positive + s.n_negative + s.n_zero == 8
+    assert s.pvalue == pytest.approx(scipy.stats.binomtest(pos, 8, alternative="greater").pvalue, rel=1e-12)
+
+
+def test_compare_passes_groups_to_every_route():
+    x, y, labels = case(1)
+    c = pairperm.compare(x, y, "sum", groups=labels)
+    assert c.pvalue == pairperm.permutation_test(x, y, groups=labels).pvalue
+    xb, yb = (x > 2).astype(int), (y > 2).astype(int)
+    c = pairperm.compare(xb, yb, "accuracy", groups=labels)  # per-unit counts are not 0/1: no McNemar
+    assert c.test == "permutation_test" and c.pvalue == pairperm.permutation_test(xb, yb, groups=labels).pvalue
+    c = pairperm.compare(x + 0.5, y + 0.25, "perplexity", groups=labels)
+    assert c.pvalue == pairperm.wilcoxon_test(x + 0.5, y + 0.25, groups=labels, alternative="two-sided").pvalue
+
+
+def test_cluster_bootstrap_resamples_whole_units():
+    rng = np.random.default_rng(5)
+    x, y = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
+    labels = np.repeat(np.arange(10), 4)
+    r = pairperm.bootstrap_test(x, y, groups=labels, n_resamples=3000, rng=0)
+    assert r.metric_a == pytest.approx(x.mean()) and r.metric_b == pytest.approx(y.mean())
+    # Units of equal size: the cluster bootstrap of the mean is the bootstrap of the unit means.
+    ux, uy = x.reshape(10, 4).mean(axis=1), y.reshape(10, 4).mean(axis=1)
+    same = pairperm.bootstrap_test(ux, uy, n_resamples=3000, rng=0)
+    assert r.pvalue == same.pvalue and r.confidence_interval == pytest.approx(same.confidence_interval)
+
+
+@pytest.mark.parametrize("groups,message", [
+    ([0, 1], "label each of the 6 items"),
+    ([0.0, 1.0, float("nan"), 1.0, 0.0, 1.0], "NaN"),
+    (np.array([0, "a", 1, 1, 0, 0], dtype=object), "cannot be compared"),
+    (np.array(["a", None, "b", "b", "a", "a"], dtype=object), "missing label"),
+    ([7] * 6, "one unit"),
+    ([[0, 1]] * 6, "1-D"),
+])
+def test_bad_groups_are_clear_errors(groups, message):
+    with pytest.raises(ValueError, match=message):
+        pairperm.permutation_test([1, 2, 3, 4, 5, 6], [0, 2, 2, 4, 4, 7], groups=groups)
+
+
+def test_mcnemar_points_to_the_permutation_test_of_units():
+    with pytest.raises(ValueError, match=r"permutation_test\(x, y, groups=groups\)"):
+        pairperm.mcnemar_test([1, 0, 1, 1], [0, 0, 1, 0], groups=[0, 0, 1, 1])
+
+
+def test_groups_align_with_pandas_scores_by_index():
+    pd = pytest.importorskip("pandas")
+    x, y, labels = case(2)
+    xs, ys = pd.Series(x, index=range(100, 114)), pd.Series(y, index=range(100, 114))
+    g = pd.Series(labels, index=range(100, 114))
+    assert pairperm.permutation_test(xs, ys, groups=g).pvalue == pairperm.permutation_test(x, y, groups=labels).pvalue
+    with pytest.raises(ValueError, match="index"):
+        pairperm.permutation_test(xs, ys, groups=g.sample(frac=1.0, random_state=0))
+
+
+def test_unit_sums_too_large_for_int64_are_refused():
+    big = 2**60
+    with pytest.raises(ValueError, match="too large to sum exactly"):
+        pairperm.permutation_test([big, big, 1, 0], [0, 0, 0, 1], groups=[0, 0, 1, 1])
+
+
+def test_many_units_stay_exact_on_the_integer_engines():
+    rng = np.random.default_rng(11)
+    n = 5000
+    labels = rng.integers(0, 400, n)
+    x, y = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    got = pairperm.permutation_test(x, y, groups=labels)
+    d = np.bincount(labels, weights=x - y, minlength=400).astype(np.int64)
+    ref = pairperm.structured_test(d, -d)
+    assert got.pvalue == ref.pvalue and got.engine == ref.engine and math.isfinite(got.log_pvalue)
+
+
+def test_differences_and_intervals_are_per_item_not_per_unit():
+    rng = np.random.default_rng(6)
+    x, y = rng.integers(0, 2, (30, 4)), rng.integers(0, 2, (30, 4))  # 4 samples per prompt
+    c = pairperm.compare(x, y, "accuracy")
+    assert c.difference == pytest.approx(x.mean() - y.mean())  # per sample, over all 120
+    d = (x - y).sum(axis=1)
+    total = pairperm.shift_interval(d, np.zeros_like(d), confidence_level=0.9).sum_difference
+    low, high = c.confidence_interval(0.9)
+    assert (low, high) == pytest.approx((total.low / 120, total.high / 120))
+    labels = np.repeat(np.arange(10), 3)
+    r = pairperm.permutation_test(x, y, groups=labels)
+    assert r.difference == int(x.sum() - y.sum())
+    unit = np.array([d[labels == u].sum() for u in range(10)])
+    want = pairperm.shift_interval(unit, np.zeros_like(unit)).sum_difference
+    assert tuple(r.confidence_interval()) == pytest.approx((want.low, want.high))
