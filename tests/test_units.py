@@ -230,3 +230,28 @@ def test_differences_and_intervals_are_per_item_not_per_unit():
     unit = np.array([d[labels == u].sum() for u in range(10)])
     want = pairperm.shift_interval(unit, np.zeros_like(unit)).sum_difference
     assert tuple(r.confidence_interval()) == pytest.approx((want.low, want.high))
+
+
+def test_compare_systems_with_groups_equals_the_pairwise_tests_of_units():
+    rng = np.random.default_rng(12)
+    labels = np.repeat(np.arange(12), 3)
+    systems = {s: rng.integers(0, 2, 36) for s in "ABC"}
+    res = pairperm.compare_systems(systems, "accuracy", groups=labels, confidence_level=0.9)
+    for r in res.rows:
+        x, y = systems[r.system_a], systems[r.system_b]
+        single = pairperm.permutation_test(x, y, groups=labels)
+        assert r.pvalue == single.pvalue
+        assert r.metric_a == pytest.approx(x.mean()) and r.difference == pytest.approx(x.mean() - y.mean())
+        unit = np.array([(x - y)[labels == u].sum() for u in range(12)])
+        want = pairperm.shift_interval(unit, np.zeros_like(unit), confidence_level=0.9).sum_difference
+        assert (r.ci_low, r.ci_high) == pytest.approx((want.low / 36, want.high / 36))
+    # Each system's interval: the cluster bootstrap of its per-item accuracy.
+    for (lo, hi), s in zip(res.system_intervals, res.names):
+        assert lo <= systems[s].mean() <= hi
+    multi = pairperm.compare_systems({"qa": systems, "qa2": systems}, "accuracy", groups={"qa": labels})
+    by_task = {t: [r for r in multi.rows if r.task == t] for t in ("qa", "qa2")}
+    assert [r.pvalue for r in by_task["qa"]] == [r.pvalue for r in res.rows]
+    assert [r.pvalue for r in by_task["qa2"]] == [r.pvalue for r in pairperm.compare_systems(systems, "accuracy").rows]
+    assert multi.tasks[0].n_units == 12 and multi.tasks[0].n_items == 36 and multi.tasks[1].n_units == 36
+    with pytest.raises(ValueError, match="groups names no task 'nope'"):
+        pairperm.compare_systems({"qa": systems, "qa2": systems}, "accuracy", groups={"nope": labels})

@@ -746,6 +746,7 @@ def compare_systems(
     bootstrap_resamples: int = 1000,
     cache: Any = None,
     columns: Optional[Mapping[str, Any]] = None,
+    groups: Any = None,
     **options: Any,
 ) -> Any:
     """Compare many systems evaluated on the same entries: every pair, or each against a baseline.
@@ -820,6 +821,12 @@ def compare_systems(
         pairs it does not find. A callable metric is keyed by its module and name. After Ctrl-C
         the pairs finished so far are in the cache, and the KeyboardInterrupt carries them as
         ``exc.partial_result`` (a MultiTaskComparison with ``complete=False``).
+    groups : array_like or mapping, optional
+        The exchangeable unit of each item (passage, prompt, document ...): one label per
+        item, or with several tasks ``{task: labels}`` for the tasks that have units. Items
+        of a unit are swapped (and resampled) together: every test runs on the per-unit
+        sums, still exact on the integer engines. Metric values, differences and intervals
+        stay per item. See :doc:`/user-guide/units`.
     columns : mapping, optional
         Column names of a long table: ``{"task": ..., "item": ..., "system": ..., "score": ...}``
         (any subset; ``"score"`` may list several columns, e.g. ``("tp", "fp", "fn")`` for F1).
@@ -860,20 +867,20 @@ def compare_systems(
             scores, metric, baseline=baseline, alternative=alternative, correction=correction,
             correction_scope=correction_scope, alpha=alpha, n_jobs=n_jobs, executor=executor, progress=progress,
             names=names, confidence_level=confidence_level, bootstrap_resamples=bootstrap_resamples, cache=cache,
-            columns=columns, options=options)
+            columns=columns, options=options, groups=groups)
     _single_task_options(metric, correction_scope, cache, columns)
     level, n_boot = _tasks.interval_options(confidence_level, bootstrap_resamples)
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
                                                           n_jobs, executor, options)
     pairs = _pairs(sys_names, baseline)
-    statistic, pvalue, test, engine = _run_all(arrays, sys_names, pairs, metric, alternative, options, root, n_jobs,
-                                               executor, progress)
+    task = _tasks.PreparedTask.of("", metric, sys_names, arrays, pairs, groups)
+    statistic, pvalue, test, engine = _run_all(task.arrays, sys_names, pairs, metric, alternative, options, root,
+                                               n_jobs, executor, progress)
     adjusted = multipletests(pvalue, correction)
-    values = [_metric_value(metric, a) for a in arrays]
+    values = task.values
     system_ci: tuple = ()
     pair_ci = np.full((len(pairs), 2), math.nan)
     if level is not None:
-        task = _tasks.PreparedTask("", metric, sys_names, arrays, pairs, n_units=len(arrays[0]))
         seed = _tasks.interval_seed(root, "")
         system_ci, pair_ci = _tasks.task_intervals(task, level, alternative, n_boot, seed,
                                                    _tasks.shift_intervals(task, pairs, alternative, level))

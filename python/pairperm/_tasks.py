@@ -23,6 +23,7 @@ from ._bootstrap import f1_from_sums
 from ._cache import as_cache, data_digest, pair_key
 from ._compare import _INTEGER_SUMS, REAL_MEANS
 from ._intervals import bootstrap_intervals, shift_interval
+from ._units import read_groups, unit_sums
 from ._validation import Alternative, check_probability
 from ._version import __version__
 
@@ -418,21 +419,52 @@ class PreparedTask:
     name: str
     metric: Any
     systems: list
-    arrays: list
+    arrays: list  # per unit: the items' statistics, summed per unit when there are groups
     pairs: np.ndarray
     n_units: int
+    values: tuple = ()  # each system's metric, per item
+    n_items: int = 0
+    item_counts: Optional[np.ndarray] = None  # items of each unit (None: every item its own unit)
+
+    @classmethod
+    def of(cls, name: str, metric: Any, systems: list, arrays: list, pairs: np.ndarray, groups: Any,
+           func: str = _FUNC) -> PreparedTask:
+        """The task's item-level metric values, and its arrays summed per unit with `groups`."""
+        values = tuple(_systems._metric_value(metric, a) for a in arrays)
+        n = len(arrays[0])
+        if groups is None:
+            return cls(name, metric, systems, arrays, pairs, n, values, n)
+        units = read_groups(groups, n, func)
+        arrays = [unit_sums(a, units, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
+        counts = np.diff(np.append(units.starts, n)).astype(np.int64)
+        return cls(name, metric, systems, arrays, pairs, units.n_units, values, n, counts)
 
 
 def prepare_task(name: str, scores: Any, metric: Any, names: Any, baseline: Any, alternative: Any, correction: Any,
-                 alpha: Any, n_jobs: Any, executor: Any, options: dict) -> PreparedTask:
+                 alpha: Any, n_jobs: Any, executor: Any, options: dict, groups: Any = None) -> PreparedTask:
     """Read and validate one task's systems (the single-task rules, errors naming the task)."""
     try:
         sys_names, arrays, _root, _jobs = _systems._compare_systems_iv(
             scores, metric, names, alternative, correction, alpha, n_jobs, executor, dict(options))
         pairs = _systems._pairs(sys_names, baseline)
+        return PreparedTask.of(name, metric, sys_names, arrays, pairs, groups)
     except ValueError as exc:
         raise ValueError(f"task {name!r}: {exc}") from None
-    return PreparedTask(name, metric, sys_names, arrays, pairs, n_units=len(arrays[0]))
+
+
+def _task_groups(groups: Any, tasks: list) -> dict:
+    """{task: unit labels} from `groups`, a mapping over (some of) the tasks."""
+    if groups is None:
+        return {}
+    if not isinstance(groups, Mapping):
+        raise ValueError(f"{_FUNC}: with several tasks, groups must be a mapping {{task: unit labels}}; got "
+                         f"{type(groups).__name__}")
+    keys = {str(k): v for k, v in groups.items()}
+    extra = [k for k in keys if k not in tasks]
+    if extra:
+        raise ValueError(f"{_FUNC}: groups names no task {', '.join(map(repr, extra))}; tasks: "
+                         f"{', '.join(map(repr, tasks))}")
+    return keys
 
 
 def _task_metrics(metric: Any, tasks: list) -> dict:
@@ -507,7 +539,11 @@ def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
             out.append((math.nan, math.nan))
             continue
         si = shift_interval(x, y, confidence_level=confidence_level, alternative=ci_alt)
-        low, high = getattr(si, units)
+        if task.item_counts is not None and units == "mean_difference":
+            # Units of several items: the summed difference's interval, per item.
+            low, high = (v / task.n_items for v in si.sum_difference)
+        else:
+            low, high = getattr(si, units)
         out.append((float(low), float(high)))
     return out
 
@@ -532,9 +568,17 @@ def _recall_of_sums(sums: np.ndarray) -> np.ndarray:
     return f1_from_sums(sums[..., [0, 2, 1]], beta=0.0)  # F_0 with fp and fn exchanged
 
 
-def bootstrap_input(metric: Any, arrays: list) -> tuple[list, Any, int]:
+def _ratio_of_sums(sums: np.ndarray) -> np.ndarray:
+    return sums[..., 0] / sums[..., 1]
+
+
+def bootstrap_input(metric: Any, arrays: list, item_counts: Optional[np.ndarray] = None) -> tuple[list, Any, int]:
     """(per-system statistics, bootstrap_intervals' metric, scale): each system's bootstrapped
-    metric times `scale` is the metric compare_systems reports."""
+    metric times `scale` is the metric compare_systems reports. With units of several items
+    (`item_counts`), a mean per item is the ratio of the resampled units' sums and counts."""
+    if item_counts is not None and not callable(metric) and metric in _SHIFT_METRICS:
+        stats = [np.column_stack([a, item_counts]) for a in arrays]
+        return stats, _ratio_of_sums, int(item_counts.sum()) if metric == "sum" else 1
     if callable(metric):
         return arrays, metric, 1
     if metric == "sum":
@@ -552,7 +596,7 @@ def _bootstrap(task: PreparedTask, confidence_level: float, alternative: str, n_
                with_pairs: bool) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """Each system's interval and (with_pairs) each pair's difference interval, all from one
     shared set of paired resamples of the task's items."""
-    stats, metric, scale = bootstrap_input(task.metric, task.arrays)
+    stats, metric, scale = bootstrap_input(task.metric, task.arrays, task.item_counts)
     ci_alt = _interval_alternative(task.metric, alternative)
     none = np.zeros((0, 2), dtype=np.int64)
     both = with_pairs and ci_alt == "two-sided"
@@ -575,6 +619,7 @@ def _options_key(task: PreparedTask, alternative: str, options: dict, seed: Opti
         "method": options.get("method", "auto"), "n_resamples": options.get("n_resamples"), "seed": seed,
         "shift_interval": units if confidence_level is not None and units else None,
         "confidence_level": confidence_level if units else None,
+        "units": None if task.item_counts is None else data_digest(task.item_counts),
     }, sort_keys=True)
 
 
@@ -596,7 +641,8 @@ def interval_options(confidence_level: Any, bootstrap_resamples: Any) -> tuple[O
 
 def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, correction: Any, correction_scope: Any,
                   alpha: Any, n_jobs: Any, executor: Any, progress: Any, names: Any, confidence_level: Any,
-                  bootstrap_resamples: Any, cache: Any, columns: Any, options: dict) -> MultiTaskComparison:
+                  bootstrap_resamples: Any, cache: Any, columns: Any, options: dict,
+                  groups: Any = None) -> MultiTaskComparison:
     """compare_systems() on several tasks (its docstring documents the arguments)."""
     if correction_scope not in SCOPES:
         raise ValueError(f"{_FUNC}: correction_scope must be one of {', '.join(map(repr, SCOPES))}; "
@@ -614,8 +660,9 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
     if len(set(task_names)) != len(task_names):
         raise ValueError(f"{_FUNC}: task names must be unique as strings; got {list(scores)}")
     metrics = _task_metrics(metric, task_names)
+    units = _task_groups(groups, task_names)
     prepared = [prepare_task(t, v, metrics[t], names, baseline, alternative, correction, alpha, n_jobs, executor,
-                             options)
+                             options, units.get(t))
                 for t, v in zip(task_names, scores.values())]
 
     total = sum(len(t.pairs) for t in prepared)
@@ -679,7 +726,7 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
     summaries = []
     per_task: list = []  # (task, pair index, finished pair, interval) for every finished pair
     for ti, task in enumerate(prepared):
-        values = [_systems._metric_value(task.metric, a) for a in task.arrays]
+        values = list(task.values)
         done = [k for k in range(len(task.pairs)) if (ti, k) in results]
         units = _shift_units(task.metric)
         system_ci: tuple = ()
@@ -692,7 +739,7 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
         summaries.append(TaskSummary(
             name=task.name, metric=_metric_name(task.metric),
             systems=tuple(task.systems), metric_values=tuple(values), system_intervals=system_ci,
-            n_items=len(task.arrays[0]), n_units=task.n_units,
+            n_items=task.n_items, n_units=task.n_units,
             interval_method="" if level is None else ("shift_interval" if units else "bootstrap_percentile"),
             bootstrap_seed=seed))
         for k in done:
