@@ -545,3 +545,13 @@ def test_json_is_standard_and_round_trips_without_intervals_and_one_sided(tasks,
     assert back == res
     for a, b in zip(back.rows, res.rows):
         np.testing.assert_array_equal([a.ci_low, a.ci_high], [b.ci_low, b.ci_high])
+
+
+def test_one_task_json_carries_provenance(tasks):
+    res = pairperm.compare_systems(tasks["qa"], "accuracy", groups=None, rng=3)
+    prov = json.loads(res.to_json())["provenance"]
+    assert prov["pairperm_version"] == pairperm.__version__
+    assert prov["n_items"] == prov["n_units"] == len(next(iter(tasks["qa"].values())))
+    assert prov["method"] == "auto" and prov["bootstrap_resamples"] == 1000
+    assert isinstance(prov["seed"], int) and isinstance(prov["bootstrap_seed"], int)
+    assert pairperm.SystemsComparison.from_json(res.to_json()) == res

@@ -20,7 +20,7 @@ import numbers
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -30,6 +30,7 @@ from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
 from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, compare
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
+from ._version import __version__
 from ._validation import (
     Alternative,
     apply_vectorised,
@@ -195,6 +196,10 @@ class SystemsComparison:
         Level of the intervals of the rows and of ``system_intervals`` (None: none asked for).
     system_intervals : tuple of (float, float)
         Each system's metric's paired-bootstrap percentile interval (empty without intervals).
+    provenance : dict
+        What produced the result, for a dashboard: pairperm version, items and units,
+        method, n_resamples, seed and the bootstrap's resamples and seed (empty for results
+        read from JSON written without it).
 
     Examples
     --------
@@ -227,6 +232,7 @@ class SystemsComparison:
     baseline: Optional[str] = None
     confidence_level: Optional[float] = None
     system_intervals: tuple = ()
+    provenance: Mapping = field(default_factory=dict)
 
     # ---- views
 
@@ -277,6 +283,7 @@ class SystemsComparison:
             "alpha": self.alpha,
             "baseline": self.baseline,
             "confidence_level": self.confidence_level,
+            **({"provenance": dict(self.provenance)} if self.provenance else {}),
             "systems": [{"name": n, "metric": v, **_interval_fields(self.system_intervals, k)}
                         for k, (n, v) in enumerate(zip(self.names, self.metric_values))],
             "pairs": [_tasks_module()._plain_interval(r._asdict()) for r in self.rows],
@@ -312,6 +319,7 @@ class SystemsComparison:
             baseline=d.get("baseline"),
             confidence_level=level,
             system_intervals=tuple((s["ci_low"], s["ci_high"]) for s in systems if "ci_low" in s),
+            provenance=dict(d.get("provenance", {})),
         )
 
     @classmethod
@@ -880,8 +888,8 @@ def compare_systems(
     values = task.values
     system_ci: tuple = ()
     pair_ci = np.full((len(pairs), 2), math.nan)
+    seed = _tasks.interval_seed(root, "")
     if level is not None:
-        seed = _tasks.interval_seed(root, "")
         system_ci, pair_ci = _tasks.task_intervals(task, level, alternative, n_boot, seed,
                                                    _tasks.shift_intervals(task, pairs, alternative, level))
     rows = tuple(
@@ -901,6 +909,10 @@ def compare_systems(
         baseline=None if baseline is None else str(baseline),
         confidence_level=level,
         system_intervals=system_ci,
+        provenance={"pairperm_version": __version__, "n_items": task.n_items, "n_units": task.n_units,
+                    "method": str(options.get("method", "auto")), "n_resamples": options.get("n_resamples"),
+                    "seed": root, "bootstrap_resamples": n_boot if level is not None else None,
+                    "bootstrap_seed": seed if level is not None else None},
     )
 
 
