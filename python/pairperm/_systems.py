@@ -30,7 +30,6 @@ from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
 from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, compare
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
-from ._version import __version__
 from ._validation import (
     Alternative,
     apply_vectorised,
@@ -41,6 +40,7 @@ from ._validation import (
     check_probability,
     exact_int_sum,
 )
+from ._version import __version__
 
 # Metrics whose per-entry input is one real number per entry.
 _PER_ENTRY_REAL = (*REAL_MEANS, "perplexity")
