@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
+import numpy as np
+
 from ._compare import METRICS
-from ._files import read_table, read_text
+from ._files import read_table
 from ._systems import CORRECTIONS, SystemPair, SystemsComparison, compare_systems
-from ._validation import ALTERNATIVES
+from ._validation import ALTERNATIVES, check_unique_labels, id_column_reason
 
 FORMATS = ("table", "json", "csv", "latex", "markdown")
 # Metrics whose per-entry input is a row of counts rather than one number.
@@ -30,6 +32,8 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     metrics = [m for m in METRICS if m != "macro_f1"]
     p.add_argument("--metric", choices=metrics, default="accuracy")
+    p.add_argument("--id-column", metavar="NAME", default=None,
+                   help="the column of a table's item ids (not a system; its ids must be unique)")
     p.add_argument("--baseline", metavar="NAME", help="compare each system against this one only")
     p.add_argument("--correction", choices=[c for c in CORRECTIONS if c] + ["none"], default="holm")
     p.add_argument("--alpha", type=float, default=0.05)
@@ -42,22 +46,35 @@ def add_compare_parser(sub: Any) -> None:
                    help="also draw the matrix of adjusted p-values (needs matplotlib)")
 
 
-def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None) -> dict:
+def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None, id_column: Optional[str] = None) -> dict:
     """name -> per-entry scores from the command line's FILE arguments."""
-    stdin = stdin if stdin is not None else sys.stdin
     widths = _COLUMNS.get(metric, (1,))
     if len(files) == 1:
         name = files[0]
-        header, arr, _ = read_table(name, read_text(name, stdin), widths=())
+        # Columns named like ids are read as text, to be refused below by name rather than as non-numbers.
+        text = (id_column,) if id_column is not None else (lambda c: id_column_reason(c, ()) is not None)
+        table = read_table(name, stdin=stdin, text_columns=text)
+        header = table.header
         if header is not None and len(header) > 1 and widths == (1,):
             if len(set(header)) != len(header):
-                raise ValueError(f"{name}: system names in the header row must be unique; got {header}")
-            return {h: arr[:, i] for i, h in enumerate(header)}
-        if len(arr) and widths == (1,) and arr.shape[1] > 1:
-            raise ValueError(f"{name}: {arr.shape[1]} columns but no header row: a table of several systems "
+                raise ValueError(f"{name}: system names in the header row must be unique; got {list(header)}")
+            columns = dict(zip(header, table.columns))
+            if id_column is not None:
+                check_unique_labels(columns.pop(id_column), f"the id column {id_column!r}", name)
+            else:
+                for n, values in columns.items():
+                    reason = id_column_reason(n, values)
+                    if reason is not None:
+                        raise ValueError(f"{name}: column {n!r} looks like item ids, not scores ({reason}); pass "
+                                         f"--id-column {n} if it holds the ids of the rows")
+            return columns
+        if table.width > 1 and widths == (1,) and header is None:
+            raise ValueError(f"{name}: {table.width} columns but no header row: a table of several systems "
                              "needs a header row naming them (or give one file per system)")
         raise ValueError(f"{name}: one file holds one system; give at least two files (one per system), or "
                          "one CSV/TSV file with a header row of system names")
+    if id_column is not None:
+        raise ValueError("--id-column names a column of one table of systems (a single FILE with a header row)")
     systems: dict = {}
     origin: dict = {}
     for name in files:
@@ -65,8 +82,8 @@ def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None) 
         if stem in systems:
             raise ValueError(f"{name} and {origin[stem]} both name a system {stem!r} (systems are named after the "
                              "file stem)")
-        _, arr, _ = read_table(name, read_text(name, stdin), widths=widths, what=f"number(s) for --metric {metric}")
-        systems[stem] = arr[:, 0] if widths == (1,) else arr
+        table = read_table(name, stdin=stdin, widths=widths, what=f"number(s) for --metric {metric}")
+        systems[stem] = table.columns[0] if widths == (1,) else np.column_stack(table.columns)
         origin[stem] = name
     lengths = {origin[s]: len(a) for s, a in systems.items()}
     if len(set(lengths.values())) > 1:
@@ -97,7 +114,7 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
     out = out or sys.stdout
     if not 0 < args.alpha < 1:
         raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
-    systems = read_systems(args.files, args.metric, stdin)
+    systems = read_systems(args.files, args.metric, stdin, getattr(args, "id_column", None))
     options: dict = {}
     if args.seed is not None:
         options["rng"] = args.seed

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ._f1 import f1_test, read_f1_file
-from ._files import read_table, read_text
+from ._files import read_table
 from ._permutation import TEST_METHODS, permutation_test
 from ._systems_cli import add_compare_parser, run_compare
 from ._validation import ALTERNATIVES
@@ -93,10 +93,9 @@ def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RES
 def read_accuracy_file(path: Any, delim: Optional[str] = None, stdin: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Read the reference implementation's accuracy format: per line, the scores of A and B
     (correct predictions, or any real-valued per-entry score)."""
-    name = str(path)
-    _, arr, _ = read_table(name, read_text(name, stdin), widths=(2,), delim=delim,
-                           what="numbers (the scores of system A, of system B)")
-    return np.ascontiguousarray(arr[:, 0]), np.ascontiguousarray(arr[:, 1])
+    table = read_table(str(path), stdin=stdin, widths=(2,), delim=delim,
+                       what="numbers (the scores of system A, of system B)")
+    return table.columns[0], table.columns[1]
 
 
 def run_test_file(
