@@ -12,13 +12,15 @@ from typing import Any, Optional, TextIO
 import numpy as np
 
 from ._compare import METRICS
-from ._files import read_table
+from ._files import FORMATS as FORMATS_IN
+from ._files import read_scores, read_table
 from ._systems import CORRECTIONS, SystemPair, SystemsComparison, compare_systems
 from ._validation import ALTERNATIVES, check_unique_labels, id_column_reason
 
 FORMATS = ("table", "json", "csv", "latex", "markdown")
 # Metrics whose per-entry input is a row of counts rather than one number.
 _COLUMNS = {"f1": (2, 3), "precision": (3,), "recall": (3,), "bleu": (10,)}
+_PER_ENTRY_METRICS = tuple(m for m in METRICS if m not in _COLUMNS and m != "macro_f1")
 
 
 def add_compare_parser(sub: Any) -> None:
@@ -32,8 +34,7 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     metrics = [m for m in METRICS if m != "macro_f1"]
     p.add_argument("--metric", choices=metrics, default="accuracy")
-    p.add_argument("--id-column", metavar="NAME", default=None,
-                   help="the column of a table's item ids (not a system; its ids must be unique)")
+    add_input_options(p)
     p.add_argument("--baseline", metavar="NAME", help="compare each system against this one only")
     p.add_argument("--correction", choices=[c for c in CORRECTIONS if c] + ["none"], default="holm")
     p.add_argument("--alpha", type=float, default=0.05)
@@ -44,6 +45,32 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--jobs", type=int, default=None, metavar="N", help="threads (default: all cores)")
     p.add_argument("--plot", type=Path, default=None, metavar="PNG",
                    help="also draw the matrix of adjusted p-values (needs matplotlib)")
+
+
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    """Options of the commands that read scores by item id (evaluation logs, tables with ids)."""
+    p.add_argument("--id-field", "--id-column", dest="id_field", metavar="NAME", default=None,
+                   help="the field (column) of the item ids: systems are paired by id, and ids must be unique")
+    p.add_argument("--score-field", "--column", dest="score_field", metavar="NAME", default=None,
+                   help="the field (column) of the per-item score, in JSONL logs or CSV/TSV tables with ids")
+    p.add_argument("--system-field", metavar="NAME", default=None,
+                   help="one long table: the field naming each row's system")
+    p.add_argument("--input-format", choices=FORMATS_IN, default=None,
+                   help="csv, tsv or jsonl (default: from each file's suffix, also under .gz)")
+
+
+def reads_by_id(args: argparse.Namespace) -> bool:
+    """Whether the FILE arguments are logs or tables read by id (read_scores), not rows of numbers."""
+    files = getattr(args, "files", None) or [getattr(args, "file", "")]
+    logs = any(str(f).removesuffix(".gz").endswith((".jsonl", ".ndjson", ".json")) for f in files)
+    return logs or any(getattr(args, k, None) is not None for k in ("score_field", "system_field", "input_format"))
+
+
+def read_by_id(files: list[str], args: argparse.Namespace, stdin: Optional[TextIO] = None) -> Any:
+    """The systems' scores by id (a pandas DataFrame, a column per system) from read_scores."""
+    sources: Any = files[0] if len(files) == 1 else files
+    return read_scores(sources, format=args.input_format, id_field=args.id_field, score_field=args.score_field,
+                       system_field=args.system_field, stdin=stdin)
 
 
 def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None, id_column: Optional[str] = None) -> dict:
@@ -114,7 +141,13 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
     out = out or sys.stdout
     if not 0 < args.alpha < 1:
         raise ValueError(f"--alpha must be in (0, 1); got {args.alpha}")
-    systems = read_systems(args.files, args.metric, stdin, getattr(args, "id_column", None))
+    if reads_by_id(args):
+        if args.metric not in _PER_ENTRY_METRICS:
+            raise ValueError(f"--metric {args.metric} needs rows of counts; scores read by id (--score-field) are "
+                             "one number per item")
+        systems: Any = read_by_id(args.files, args, stdin)
+    else:
+        systems = read_systems(args.files, args.metric, stdin, args.id_field)
     options: dict = {}
     if args.seed is not None:
         options["rng"] = args.seed
