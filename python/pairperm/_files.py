@@ -12,6 +12,9 @@ installed, else ``numpy.loadtxt``. Their results are checked (column types, fini
 integers exact), and whenever a fast parser refuses the data or a check fails, a careful pass
 over the lines finds the first bad line and names it; that pass also reads the rare files the
 fast parsers cannot (a delimiter followed only by spaces on a line, say).
+
+read_scores() builds on it: evaluation logs (JSONL through pandas.read_json, CSV/TSV through
+read_table with a text id column and chosen columns) read into scores aligned by item id.
 """
 
 from __future__ import annotations
