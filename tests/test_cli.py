@@ -62,7 +62,7 @@ def test_test_command_reads_reference_format(tmp_path, capsys):
 @pytest.mark.parametrize(
     "text,where",
     [("8,6\n3,x\n", ":2: expected 2 numbers"), ("8,6\n1,2,3\n", ":2: expected 2 numbers"), ("8\n", ":1: expected 2"),
-     ("8,6\n1,99999999999999999999\n", ":2: '1 99999999999999999999' is beyond the 64-bit integer range"),
+     ("8,6\n1,99999999999999999999\n", ":2: 99999999999999999999 is beyond the 64-bit integer range"),
      (b"8,6\n1,\xff\n", ":2: not UTF-8 text")],
 )
 def test_test_command_errors_name_file_and_line(tmp_path, capsys, text, where):

@@ -10,6 +10,7 @@ from ._compare import compare
 from ._distribution import Distribution, MultiDistribution
 from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
+from ._files import read_scores
 from ._intervals import BootstrapIntervals, ConfidenceInterval, ShiftInterval, bootstrap_intervals, shift_interval
 from ._montecarlo import monte_carlo_test
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
@@ -61,6 +62,7 @@ __all__ = [
     "plot_pvalue_matrix",
     "plot_result",
     "precision_test",
+    "read_scores",
     "recall_test",
     "shift_interval",
     "sign_test",

@@ -22,7 +22,7 @@ import numpy as np
 from . import _core
 from ._difference import BootstrapEffect, ratio_metric, with_effect
 from ._effects import LocalEffects
-from ._files import read_table, read_text
+from ._files import read_table
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
 from ._statistics import RatioStatistic
@@ -389,13 +389,13 @@ def read_f1_file(path: Any, delim: Optional[str] = None, stdin: Any = None) -> t
         delim = "\t"
     if delim not in (None, ",", "\t"):
         raise ValueError(f"delim must be None (any of , tab ; or white space), ',' or '\\t'; got {delim!r}")
-    name = str(path)
-    _, arr, lines = read_table(name, read_text(name, stdin), widths=(4,), delim=delim,
-                               what="integers (tp and incorrect of A, then of B)")
+    table = read_table(str(path), stdin=stdin, widths=(4,), delim=delim,
+                       what="integers (tp and incorrect of A, then of B)")
+    arr = np.column_stack(table.columns)
     if arr.dtype.kind != "i" or (arr < 0).any():
         bad = int(np.argmax(((arr != np.floor(arr)) | (arr < 0)).any(axis=1)))
-        raise ValueError(f"{name}:{lines[bad]}: counts must be non-negative integers; got {arr[bad].tolist()}")
-    arr = arr.reshape(-1, 4)
+        raise ValueError(f"{table.name}:{table.line_of(bad)}: counts must be non-negative integers; "
+                         f"got {arr[bad].tolist()}")
     return np.ascontiguousarray(arr[:, :2]), np.ascontiguousarray(arr[:, 2:])
 
 

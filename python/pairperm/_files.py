@@ -1,84 +1,576 @@
-"""Reading per-entry scores from text files (the command line's one reader).
+"""Reading per-entry scores from text files: the command line's one table reader.
 
-Rows of numbers separated by commas, tabs, semicolons or white space; an optional header row
-(the first non-blank line, when it holds a non-number); '-' is standard input. Errors name the
-file and the line.
+A table is rows of decimal numbers separated by one delimiter (a comma, a tab, a semicolon or
+white space; unless given, the first of these found in the first non-blank line), optionally
+under a header row. The first non-blank line is a header only when every field of it is a word
+(a name starting with a letter or an underscore); any other line must be a full row of numbers.
+Blank lines are skipped, '-' is standard input and a UTF-8 byte-order mark is allowed.
+Every error names the file and the line.
+
+The rows are parsed at C speed, streaming from the file: pandas' parser when pandas is
+installed, else ``numpy.loadtxt``. Their results are checked (column types, finite values,
+integers exact), and whenever a fast parser refuses the data or a check fails, a careful pass
+over the lines finds the first bad line and names it; that pass also reads the rare files the
+fast parsers cannot (a delimiter followed only by spaces on a line, say).
+
+read_scores() builds on it: evaluation logs (JSONL through pandas.read_json, CSV/TSV through
+read_table with a text id column and chosen columns) read into scores aligned by item id.
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import gzip
+import io
+import json
+import os
 import re
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, TextIO
+from typing import Any, BinaryIO, Callable, Generator, Optional, TextIO, Union
 
 import numpy as np
 
-__all__ = ["read_table", "read_text"]
+from ._validation import align_by_index
 
-_SPLIT = re.compile(r"[,\t;]|\s+")
-_INTEGER = re.compile(r"^[+-]?\d+$")
+__all__ = ["FORMATS", "Table", "read_scores", "read_table"]
 
-
-def read_text(name: str, stdin: Optional[TextIO] = None) -> str:
-    """The file's text (UTF-8, a byte-order mark allowed), or standard input for '-'."""
-    if name == "-":
-        return (stdin if stdin is not None else sys.stdin).read()
-    try:
-        data = Path(name).read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{name}: cannot read file: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ValueError(f"{name}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})") from None
+_BOM = b"\xef\xbb\xbf"
+_GZIP = b"\x1f\x8b"
+# Decimal numbers only: no hexadecimal, underscores, 'nan' or 'inf' (Python's float() takes those).
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_INTEGER = re.compile(r"[+-]?\d+\Z")
+# A header field names a column: it starts with a letter or an underscore and is not a number
+# Python would read ('nan', 'inf').
+_WORD = re.compile(r"[^\W\d]")
+_NON_NUMBER_WORDS = ("nan", "inf", "infinity")
+# Floats are exact integers only below 2**53; an integral float at or beyond it may be an integer
+# the fast parser rounded, so such columns are read again, token by token.
+_EXACT_FLOAT = 2.0**53
+_INT64_MAX = 2**63 - 1
 
 
-def _fields(line: str, delim: Optional[str]) -> list[str]:
-    parts = line.split(delim) if delim else _SPLIT.split(line)
-    return [f.strip() for f in parts if f.strip() != ""]
+def _is_word(field: str) -> bool:
+    return bool(_WORD.match(field)) and field.lower().lstrip("+-") not in _NON_NUMBER_WORDS
 
 
-def _number(field: str) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
+@dataclass(frozen=True)
+class Table:
+    """A table read by :func:`read_table`.
 
-
-def read_table(name: str, text: str, *, widths: tuple[int, ...], delim: Optional[str] = None,
-               what: str = "numbers") -> tuple[Optional[list[str]], np.ndarray, np.ndarray]:
-    """(header or None, values, line numbers): one row per non-blank line, each with one of
-    `widths` fields (any width when `widths` is empty, the same on every line and as in the header).
-
-    Values are int64 when every field is an integer (exact tests), float64 otherwise.
+    ``columns`` holds one 1-D array per column, int64 when every entry of the column is an
+    integer (read exactly), float64 otherwise, and an object array of str for a text column.
+    ``header`` names the columns (the header row's names, or those chosen), or is None.
     """
-    header: Optional[list[str]] = None
-    rows: list[tuple[int, list[str]]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        fields = _fields(line, delim)
-        if not fields:
-            continue
-        if not rows and header is None and not all(_number(f) for f in fields):
-            header = fields
-            continue
-        width = len(rows[0][1]) if rows else len(header) if header and not widths else len(fields)
-        if len(fields) != width or (widths and width not in widths) or not all(_number(f) for f in fields):
-            want = " or ".join(map(str, widths)) if widths else str(width)
-            raise ValueError(f"{name}:{lineno}: expected {want} {what} per line; got {line.strip()!r}")
-        rows.append((lineno, fields))
-    width = len(rows[0][1]) if rows else (len(header) if header else widths[0] if widths else 0)
-    integers = all(_INTEGER.match(f) for _, fields in rows for f in fields)
-    out = np.empty((len(rows), width), dtype=np.int64 if integers else np.float64)
-    for i, (lineno, fields) in enumerate(rows):
-        values = [int(f) for f in fields] if integers else [float(f) for f in fields]
-        if integers and any(abs(v) >= 2**63 for v in values):
-            raise ValueError(f"{name}:{lineno}: {line_text(fields)!r} is beyond the 64-bit integer range")
-        out[i] = values
-    return header, out, np.array([lineno for lineno, _ in rows], dtype=np.int64)
+
+    name: str
+    header: Optional[tuple[str, ...]]
+    columns: tuple[np.ndarray, ...]
+    _source: _Source
+    _offset: int
+    _first_line: int
+
+    def __len__(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    @property
+    def width(self) -> int:
+        return len(self.columns)
+
+    def line_of(self, row: int) -> int:
+        """The line number of data row `row` (for messages; reads the lines again)."""
+        for lineno, line in self._source.lines(self._offset, self._first_line):
+            if line.strip():
+                if row == 0:
+                    return lineno
+                row -= 1
+        raise IndexError(row)
 
 
-def line_text(fields: list[str]) -> str:
-    return " ".join(fields)
+class _Source:
+    """Where a table's bytes come from: a file, opened again whenever it is read (its bytes are
+    never all held), or standard input, read once and held."""
+
+    def __init__(self, name: str, stdin: Optional[TextIO]) -> None:
+        self.name = name
+        self.data: Optional[bytes] = None
+        if name == "-":
+            stream: Any = stdin if stdin is not None else sys.stdin
+            buffer = getattr(stream, "buffer", None)
+            self.data = buffer.read() if buffer is not None else stream.read().encode("utf-8")
+        else:
+            try:
+                with open(name, "rb"):
+                    pass
+            except OSError as exc:
+                raise ValueError(f"{name}: cannot read file: {exc.strerror or exc}") from None
+
+    def open(self, offset: int = 0) -> BinaryIO:
+        """The decompressed bytes (gzip is recognised by its magic bytes), from `offset` on."""
+        f: Any
+        if self.data is not None:
+            f = io.BytesIO(self.data)
+            if self.data[:len(_GZIP)] == _GZIP:
+                f = gzip.GzipFile(fileobj=f, mode="rb")
+        else:
+            with open(self.name, "rb") as raw:
+                compressed = raw.read(len(_GZIP)) == _GZIP
+            f = gzip.open(self.name, "rb") if compressed else open(self.name, "rb")
+        f.seek(offset)
+        return f
+
+    def lines(self, offset: int, first_line: int) -> Generator[tuple[int, str], None, None]:
+        """(line number, text) of every line from byte `offset`, decoded as UTF-8."""
+        with self.open(offset) as f:
+            for lineno, raw in enumerate(f, start=first_line):
+                try:
+                    yield lineno, raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(f"{self.name}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at "
+                                     f"column {exc.start + 1})") from None
+
+
+def _delimiter_of(line: str) -> Optional[str]:
+    for d in (",", "\t", ";"):
+        if d in line:
+            return d
+    return None  # white space
+
+
+def _split(line: str, delim: Optional[str]) -> list[str]:
+    return [f.strip() for f in line.split(delim)] if delim else line.split()
+
+
+def read_table(name: str, *, stdin: Optional[TextIO] = None, delim: Optional[str] = None, widths: tuple[int, ...] = (),
+               what: str = "numbers", text_columns: Union[tuple[str, ...], Callable[[str], bool]] = (),
+               usecols: Optional[tuple[str, ...]] = None) -> Table:
+    """Read the table in file `name` ('-': standard input).
+
+    Parameters
+    ----------
+    delim : None, ",", "\\t" or ";"
+        None takes the first of comma, tab and semicolon found in the first non-blank line,
+        else white space.
+    widths : tuple of int
+        The numbers of columns accepted (any when empty); every row has the same number.
+    what : str
+        What a row holds, for messages ("numbers (the scores of system A, of system B)").
+    text_columns : tuple of str, or callable
+        Columns of the header row read as text (item ids): any non-empty field. A callable
+        chooses them by name (and a file without a header row then has none).
+    usecols : tuple of str, optional
+        The columns of the header row to return, in this order; the others are skipped (every
+        row still needs all fields, but theirs may be anything, also empty).
+
+    Raises
+    ------
+    ValueError
+        For an unreadable file, a row that is not `widths` numbers (an empty field, a ragged
+        row, a token that is not a decimal number, an integer beyond 64 bits), and a file with
+        no rows; naming the file, the line and its text.
+    """
+    source = _Source(name, stdin)
+    header: Optional[tuple[str, ...]] = None
+    offset, first_line = 0, 1
+    with source.open() as f:
+        head = f.read(len(_BOM))
+        offset = len(_BOM) if head == _BOM else 0
+    with contextlib.closing(source.lines(offset, 1)) as lines:
+        for lineno, line in lines:
+            if not line.strip():
+                offset += len(line.encode("utf-8"))
+                continue
+            if delim is None:
+                delim = _delimiter_of(line)
+            fields = _split(line, delim)
+            if all(_is_word(f) for f in fields):
+                header = tuple(fields)
+                offset += len(line.encode("utf-8"))
+                lineno += 1
+            first_line = lineno
+            break
+    if callable(text_columns):
+        text_columns = tuple(c for c in header or () if text_columns(c))
+    missing = [c for c in text_columns if header is None or c not in header]
+    if missing:
+        raise ValueError(f"{name}: no column named {missing[0]!r} in the header row"
+                         + (f" ({', '.join(header)})" if header is not None else " (the file has no header row)"))
+    text = frozenset(header.index(c) for c in text_columns) if header is not None else frozenset()
+    used: Optional[list[int]] = None
+    if usecols is not None:
+        missing = [c for c in usecols if header is None or c not in header]
+        if missing:
+            raise ValueError(f"{name}: no column named {missing[0]!r} in the header row"
+                             + (f" ({', '.join(header)})" if header is not None else " (the file has no header row)"))
+        assert header is not None
+        used = [header.index(c) for c in usecols]
+    skipped = frozenset(range(len(header))) - frozenset(used) if used is not None and header is not None else frozenset()
+    columns = _read_fast(source, offset, delim, header, widths, text, skipped)
+    if columns is None:
+        columns = _read_careful(source, offset, first_line, delim, header, widths, what, text, skipped)
+    if used is not None:
+        columns = tuple(columns[j] for j in used)
+    names = tuple(usecols) if usecols is not None else header
+    return Table(name, names, columns, source, offset, first_line)
+
+
+def _read_fast(source: _Source, offset: int, delim: Optional[str], header: Optional[tuple[str, ...]],
+               widths: tuple[int, ...], text: frozenset[int],
+               skipped: frozenset[int]) -> Optional[tuple[np.ndarray, ...]]:
+    """The columns by a C parser, or None when it refuses the data or its result fails a check
+    (the careful pass then names the line)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    try:
+        with source.open(offset) as f:
+            if pd is not None:
+                frame = pd.read_csv(f, sep=delim or r"\s+", header=None, quoting=csv.QUOTE_NONE, na_filter=False,
+                                    skip_blank_lines=True, engine="c", encoding="utf-8", dtype={j: str for j in text | skipped})
+                columns = tuple(frame[c].to_numpy() for c in frame.columns)
+            else:
+                columns = _loadtxt(f, delim, text | skipped, len(header) if header is not None else 0)
+    except (ValueError, UnicodeDecodeError, OverflowError, IndexError):
+        return None  # pandas' ParserError and EmptyDataError are ValueErrors
+    except Exception as exc:  # any other refusal of a parser is left for the careful pass to name
+        if type(exc).__module__.startswith(("pandas", "numpy")):
+            return None
+        raise
+    if not columns or not len(columns[0]):
+        return None
+    if (widths and len(columns) not in widths) or (header is not None and len(columns) != len(header)):
+        return None
+    for j, col in enumerate(columns):
+        if j in text or j in skipped:
+            if col.dtype.kind not in "OUT" or not all(col):
+                return None
+            continue
+        if col.dtype != np.int64 and col.dtype != np.float64:
+            return None
+        if col.dtype == np.float64 and not (np.isfinite(col).all() and np.abs(col).max() < _EXACT_FLOAT):
+            return None
+    return columns
+
+
+def _loadtxt(f: BinaryIO, delim: Optional[str], text: frozenset[int], width: int) -> tuple[np.ndarray, ...]:
+    """numpy.loadtxt's columns: int64 when every entry is an integer, else float64; the `text`
+    columns (of `width`) as str."""
+    start = f.tell()
+    numeric = [j for j in range(width) if j not in text] if text else None
+
+    def load(dtype: Any, usecols: Any) -> np.ndarray:
+        f.seek(start)
+        return np.loadtxt(f, delimiter=delim, dtype=dtype, ndmin=2, comments=None, encoding="utf-8", usecols=usecols)
+
+    try:
+        arr = load(np.int64, numeric)
+    except ValueError:
+        arr = load(np.float64, numeric)
+    if not text:
+        return tuple(arr[:, j] for j in range(arr.shape[1]))
+    words = load(str, sorted(text))
+    got = iter(range(arr.shape[1]))
+    return tuple(words[:, sorted(text).index(j)].astype(object) if j in text else arr[:, next(got)]
+                 for j in range(width))
+
+
+def _read_careful(source: _Source, offset: int, first_line: int, delim: Optional[str],
+                  header: Optional[tuple[str, ...]], widths: tuple[int, ...], what: str,
+                  text: frozenset[int], skipped: frozenset[int] = frozenset()) -> tuple[np.ndarray, ...]:
+    """The columns read line by line, checking every field; raises at the first bad line."""
+    name = source.name
+    width = len(header) if header is not None else 0
+    rows: list[list[str]] = []
+    for lineno, line in source.lines(offset, first_line):
+        if not line.strip():
+            continue
+        fields = _split(line, delim)
+        if not width:
+            width = len(fields)
+        want = (" or ".join(map(str, widths)) if widths and (header is None or width not in widths) else str(width))
+        shown = line.strip()
+        if widths and width not in widths:
+            raise ValueError(f"{name}:{lineno}: expected {want} {what} per line; got {len(fields)} field(s): {shown!r}")
+        if len(fields) != width:
+            like = " (as many as the header row names)" if header is not None else " (as on the first row)"
+            raise ValueError(f"{name}:{lineno}: expected {want} {what} per line{like}; got {len(fields)} "
+                             f"field(s): {shown!r}")
+        for j, field in enumerate(fields):
+            if j in skipped:
+                continue
+            if field == "":
+                raise ValueError(f"{name}:{lineno}: expected {want} {what} per line; got an empty field: {shown!r}")
+            if j not in text and not _NUMBER.match(field):
+                hint = "" if rows or header is not None else " (a header row names every column with a word)"
+                raise ValueError(f"{name}:{lineno}: expected {want} {what} per line; {field!r} is not a number: "
+                                 f"{shown!r}{hint}")
+        rows.append(fields)
+    if not rows:
+        if header is not None:
+            raise ValueError(f"{name}: a header row ({', '.join(header)}) but no rows of {what}")
+        raise ValueError(f"{name}: no rows of {what}: the file is empty")
+    return tuple(np.array([r[j] for r in rows], dtype=object) if j in text | skipped
+                 else _column(source, offset, first_line, [r[j] for r in rows]) for j in range(width))
+
+
+def _column(source: _Source, offset: int, first_line: int, tokens: list[str]) -> np.ndarray:
+    """One column of checked tokens: int64 when all are integers, else float64, never inexact."""
+    integers = [_INTEGER.match(t) is not None for t in tokens]
+    if all(integers):
+        values = [int(t) for t in tokens]
+        for row, v in enumerate(values):
+            if abs(v) > _INT64_MAX:
+                line = _line(source, offset, first_line, row)
+                raise ValueError(f"{source.name}:{line}: {tokens[row]} is beyond the 64-bit integer range")
+        return np.array(values, dtype=np.int64)
+    out = np.array([float(t) for t in tokens], dtype=np.float64)
+    for row, (t, is_int) in enumerate(zip(tokens, integers)):
+        if is_int and abs(int(t)) >= _EXACT_FLOAT:
+            line = _line(source, offset, first_line, row)
+            raise ValueError(f"{source.name}:{line}: the integer {t} is in a column of real numbers, where it cannot "
+                             "be read exactly (float64 holds integers exactly only below 2**53)")
+        if not np.isfinite(out[row]):
+            line = _line(source, offset, first_line, row)
+            raise ValueError(f"{source.name}:{line}: {t} is beyond the range of float64")
+    return out
+
+
+def _line(source: _Source, offset: int, first_line: int, row: int) -> int:
+    return Table(source.name, None, (), source, offset, first_line).line_of(row)
+
+
+# ---------------------------------------------------------------- per-item scores by id (evaluation logs)
+
+_FUNC = "read_scores"
+FORMATS = ("csv", "tsv", "jsonl")
+_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+
+
+def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optional[str] = None,
+                score_field: Optional[str] = None, column: Optional[str] = None, system_field: Optional[str] = None,
+                task_field: Optional[str] = None, stdin: Optional[TextIO] = None) -> Any:
+    """Per-item scores of several systems, read from evaluation logs and aligned by item id.
+
+    Reads per-sample JSONL logs (one JSON object per line, as lm-evaluation-harness writes them:
+    ``{"doc_id": 0, "acc": 1.0, ...}``) or CSV/TSV tables with a header row: one file per
+    system, or one long table with a column naming the system of each row. Gzip-compressed
+    files are read as they are. Needs pandas.
+
+    Parameters
+    ----------
+    sources : str, path, sequence of them, or mapping
+        ``{system: path}``; a sequence of paths (each system named after its file's stem, the
+        name without ``.gz`` and the format's suffix); or one path: one long table with
+        `system_field`, else one system. ``"-"`` reads standard input.
+    format : {"csv", "tsv", "jsonl"}, optional
+        By default from each file's suffix (``.csv``; ``.tsv``/``.tab``;
+        ``.jsonl``/``.ndjson``/``.json``), also under ``.gz``.
+    id_field : str
+        The field (column) naming each item, e.g. ``"doc_id"``.
+    score_field : str
+        The field holding the per-item score, e.g. ``"acc"`` (``column`` is the same, in the
+        words of tables). Integers are read exactly; JSON ``true``/``false`` become 1/0.
+    system_field : str, optional
+        In one long table, the field naming each row's system.
+    task_field : str, optional
+        A field naming each row's task: then one DataFrame per task.
+
+    Returns
+    -------
+    pandas.DataFrame or dict
+        Indexed by item id (in the first system's order), one column per system, ready for
+        :func:`pairperm.compare_systems`; with `task_field`, ``{task: DataFrame}``.
+
+    Raises
+    ------
+    ValueError
+        An id scored for one system and not another, an id repeated within a system, a
+        missing field or a score that is not a number: naming a few of the ids, the file (and
+        the line).
+    ImportError
+        Without pandas.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, pairperm
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "base.jsonl").write_text('{"doc_id": 0, "acc": true}\\n{"doc_id": 1, "acc": false}\\n'
+    ...                                   '{"doc_id": 2, "acc": true}\\n')
+    >>> _ = (d / "tuned.jsonl").write_text('{"doc_id": 2, "acc": true}\\n{"doc_id": 0, "acc": true}\\n'
+    ...                                    '{"doc_id": 1, "acc": true}\\n')
+    >>> scores = pairperm.read_scores([d / "base.jsonl", d / "tuned.jsonl"], id_field="doc_id", score_field="acc")
+    >>> scores.index.tolist(), scores.to_dict("list")
+    ([0, 1, 2], {'base': [1, 0, 1], 'tuned': [1, 1, 1]})
+    >>> pairperm.compare_systems(scores, metric="sum").metric_values
+    (2, 3)
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(f"{_FUNC} needs pandas: pip install pandas (or pairperm's 'pandas' extra)") from None
+    if column is not None and score_field is not None and column != score_field:
+        raise ValueError(f"{_FUNC}: score_field={score_field!r} and column={column!r} name the same thing; give one")
+    score_field = score_field if score_field is not None else column
+    if id_field is None or score_field is None:
+        raise ValueError(f"{_FUNC}: id_field (the field naming each item, e.g. 'doc_id') and score_field (the "
+                         "field of the score, e.g. 'acc') are both needed")
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"{_FUNC}: format must be one of {', '.join(map(repr, FORMATS))} or None; got {format!r}")
+    files = _systems_files(sources, system_field)
+    fields = [f for f in (id_field, system_field, task_field) if f is not None]
+    # (system, file, ids, scores, tasks) for every system of every file
+    parts: list[tuple[str, str, Any, Any, Any]] = []
+    for system, path in files:
+        fmt = format or _format_of(path)
+        frame = _read_records(str(path), fmt, fields, score_field, stdin, pd)
+        if system_field is None:
+            parts.append((str(system), str(path), frame[id_field], frame[score_field],
+                          frame[task_field] if task_field else None))
+            continue
+        for name, group in frame.groupby(system_field, sort=False):
+            parts.append((str(name), str(path), group[id_field], group[score_field],
+                          group[task_field] if task_field else None))
+    if task_field is None:
+        return _aligned([(s, f, ids, scores) for s, f, ids, scores, _ in parts], id_field, system_field, pd)
+    tasks: dict = {}
+    for s, f, ids, scores, task in parts:
+        for t in pd.unique(task):
+            mask = (task == t).to_numpy()
+            tasks.setdefault(t, []).append((s, f"{f} (task {t!r})", ids[mask], scores[mask]))
+    return {t: _aligned(p, id_field, system_field, pd) for t, p in tasks.items()}
+
+
+def _systems_files(sources: Any, system_field: Optional[str]) -> list[tuple[Optional[str], Any]]:
+    if isinstance(sources, Mapping):
+        if system_field is not None:
+            raise ValueError(f"{_FUNC}: system_field names the systems of one long table; give one path, not a "
+                             "mapping of systems")
+        return [(str(s), p) for s, p in sources.items()]
+    paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    if not paths:
+        raise ValueError(f"{_FUNC}: no files given")
+    if system_field is not None:
+        return [(None, p) for p in paths]
+    out: list[tuple[Optional[str], Any]] = []
+    seen: dict = {}
+    for p in paths:
+        stem = _stem(p)
+        if stem in seen:
+            raise ValueError(f"{_FUNC}: {p} and {seen[stem]} both name a system {stem!r} (systems are named after "
+                             "the file name); give a mapping {system: path}")
+        seen[stem] = p
+        out.append((stem, p))
+    return out
+
+
+def _stem(path: Any) -> str:
+    if str(path) == "-":
+        return "stdin"
+    name = Path(path).name
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return Path(name).stem
+
+
+def _format_of(path: Any) -> str:
+    name = str(path)
+    suffix = Path(name[:-3] if name.endswith(".gz") else name).suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise ValueError(f"{_FUNC}: {name}: cannot tell the format from the name; give format= "
+                         f"({', '.join(map(repr, FORMATS))})")
+    return _SUFFIXES[suffix]
+
+
+def _read_records(name: str, fmt: str, text_fields: list[str], score_field: str, stdin: Optional[TextIO],
+                  pd: Any) -> Any:
+    """A DataFrame of the file's `text_fields` and its `score_field` (int64 or float64)."""
+    if fmt != "jsonl":
+        table = read_table(name, stdin=stdin, delim="\t" if fmt == "tsv" else ",",
+                           what=f"fields ({score_field!r}: a number)", text_columns=tuple(text_fields),
+                           usecols=(*text_fields, score_field))
+        return pd.DataFrame(dict(zip(table.header or (), table.columns)))
+    source = _Source(name, stdin)
+    frame = None
+    try:
+        with source.open() as f:
+            frame = pd.read_json(f, lines=True, dtype=False, precise_float=True)
+    except ValueError:
+        pass
+    wanted = [*text_fields, score_field]
+    if frame is not None and all(c in frame.columns for c in wanted) and len(frame):
+        frame = frame[wanted]
+        score = frame[score_field]
+        if score.dtype == np.bool_:
+            frame = frame.assign(**{score_field: score.astype(np.int64)})
+            score = frame[score_field]
+        ok = not frame[text_fields].isna().to_numpy().any()
+        if score.dtype == np.float64:
+            ok = ok and bool(np.isfinite(score).all()) and (not len(score) or float(np.abs(score).max()) < _EXACT_FLOAT)
+        elif score.dtype != np.int64:
+            ok = False
+        if ok:
+            return frame
+    return _read_jsonl_careful(source, text_fields, score_field, pd)
+
+
+def _read_jsonl_careful(source: _Source, text_fields: list[str], score_field: str, pd: Any) -> Any:
+    """JSONL record by record, raising at the first bad line."""
+    name = source.name
+    values: dict = {f: [] for f in (*text_fields, score_field)}
+    lines = []
+    for lineno, line in source.lines(0, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}:{lineno}: not a JSON object ({exc.msg}): {line.strip()[:80]!r}") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{name}:{lineno}: expected a JSON object per line; got {line.strip()[:80]!r}")
+        for f in values:
+            if f not in record or record[f] is None:
+                raise ValueError(f"{name}:{lineno}: no field {f!r} in the record (fields: {', '.join(record)})")
+        score = record[score_field]
+        if isinstance(score, bool):
+            score = int(score)
+        if not isinstance(score, (int, float)) or (isinstance(score, float) and not np.isfinite(score)):
+            raise ValueError(f"{name}:{lineno}: {score_field!r} must be a finite number or true/false; got {score!r}")
+        if isinstance(score, int) and abs(score) > _INT64_MAX:
+            raise ValueError(f"{name}:{lineno}: {score_field!r} = {score} is beyond the 64-bit integer range")
+        for f in text_fields:
+            values[f].append(record[f])
+        values[score_field].append(score)
+        lines.append(lineno)
+    if not lines:
+        raise ValueError(f"{name}: no records: the file is empty")
+    scores = values[score_field]
+    if all(isinstance(v, int) for v in scores):
+        values[score_field] = np.array(scores, dtype=np.int64)
+    else:
+        for v, lineno in zip(scores, lines):
+            if isinstance(v, int) and abs(v) >= _EXACT_FLOAT:
+                raise ValueError(f"{name}:{lineno}: {score_field!r} = {v} is an integer among real-valued scores, "
+                                 "where it cannot be read exactly (float64 holds integers exactly only below 2**53)")
+        values[score_field] = np.array(scores, dtype=np.float64)
+    return pd.DataFrame(values)
+
+
+def _aligned(parts: list[tuple[str, str, Any, Any]], id_field: str, system_field: Optional[str], pd: Any) -> Any:
+    """One DataFrame indexed by id, a column per system, after checking every system has every id once."""
+    series, labels = [], []
+    seen: dict = {}
+    for system, file, ids, scores in parts:
+        if system in seen:
+            raise ValueError(f"{_FUNC}: {file} and {seen[system]} both hold system {system!r}")
+        seen[system] = file
+        label = f"system {system!r} in {file}"
+        series.append(pd.Series(np.asarray(scores), index=pd.Index(np.asarray(ids), name=id_field), name=system))
+        labels.append(label)
+    series = align_by_index(series, labels, _FUNC)
+    frame = pd.DataFrame({s.name: s.to_numpy() for s in series}, index=series[0].index)
+    frame.columns.name = system_field
+    return frame

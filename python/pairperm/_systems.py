@@ -32,13 +32,16 @@ from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
 from ._validation import (
     Alternative,
+    align_by_index,
     apply_vectorised,
     as_int_array,
     as_real_array,
     check_alternative,
     check_n_jobs,
     check_probability,
+    check_unique_labels,
     exact_int_sum,
+    id_column_reason,
 )
 from ._version import __version__
 
@@ -482,22 +485,40 @@ def _is_dataframe(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "columns") and hasattr(x, "iloc")
 
 
-def _read_systems(scores: Any, names: Optional[Sequence]) -> tuple[list[str], list[Any]]:
-    """(names, raw per-system arrays). DataFrame columns and mapping keys are read by name."""
+def _read_systems(scores: Any, names: Optional[Sequence], id_column: Any = None) -> tuple[list[str], list[Any]]:
+    """(names, raw per-system arrays). DataFrame columns and mapping keys are read by name; a
+    mapping's pandas values are paired by their index labels, never by position."""
     if _is_dataframe(scores):
         columns = list(scores.columns)
         if len(set(map(str, columns))) != len(columns):
             raise ValueError(f"{_FUNC}: DataFrame column names must be unique; got {columns}")
         by_name = {str(c): c for c in columns}
+        if id_column is not None:
+            ids = _lookup(by_name, id_column, "DataFrame column (id_column)")
+            check_unique_labels(scores[ids], f"the id column {str(id_column)!r}", _FUNC)
+            if names is not None and str(id_column) in map(str, names):
+                raise ValueError(f"{_FUNC}: {str(id_column)!r} is the id column; it cannot also be a system in names")
+            del by_name[str(ids)]
+            columns = [c for c in columns if c is not ids]
         chosen = columns if names is None else [_lookup(by_name, n, "DataFrame column") for n in names]
-        return [str(c) for c in chosen], [scores[c].to_numpy() for c in chosen]
+        raw = [scores[c].to_numpy() for c in chosen]
+        if names is None:
+            _refuse_id_columns([str(c) for c in chosen], raw)
+        return [str(c) for c in chosen], raw
+    if id_column is not None:
+        raise ValueError(f"{_FUNC}: id_column names a column of a DataFrame input; the systems of a mapping are "
+                         "paired by their pandas index")
     if isinstance(scores, Mapping):
         keys = list(scores.keys())
         by_name = {str(k): k for k in keys}
         if len(by_name) != len(keys):
             raise ValueError(f"{_FUNC}: system names must be unique as strings; got {keys}")
         chosen = keys if names is None else [_lookup(by_name, n, "system") for n in names]
-        return [str(k) for k in chosen], [scores[k] for k in chosen]
+        labels = [f"system {str(k)!r}" for k in chosen]
+        raw = align_by_index([scores[k] for k in chosen], labels, _FUNC)
+        if names is None:
+            _refuse_id_columns([str(k) for k in chosen], raw)
+        return [str(k) for k in chosen], raw
     try:
         arr = np.asarray(scores)
     except (ValueError, TypeError) as exc:
@@ -513,6 +534,16 @@ def _read_systems(scores: Any, names: Optional[Sequence]) -> tuple[list[str], li
     if len(names) != arr.shape[0]:
         raise ValueError(f"{_FUNC}: names has {len(names)} entries but scores has {arr.shape[0]} systems (rows)")
     return names, list(arr)
+
+
+def _refuse_id_columns(sys_names: list[str], raw: list[Any]) -> None:
+    """A column of item ids compared as if it were a system gives meaningless p-values."""
+    for n, r in zip(sys_names, raw):
+        reason = id_column_reason(n, r)
+        if reason is not None:
+            raise ValueError(f"{_FUNC}: {n!r} looks like a column of item ids, not scores ({reason}); pass "
+                             f"id_column={n!r} if it holds the ids of a DataFrame's rows, or names=[...] to choose "
+                             "the systems to compare (which may include it)")
 
 
 def _lookup(by_name: dict, n: Any, what: str) -> Any:
@@ -755,6 +786,7 @@ def compare_systems(
     cache: Any = None,
     columns: Optional[Mapping[str, Any]] = None,
     groups: Any = None,
+    id_column: Optional[str] = None,
     **options: Any,
 ) -> Any:
     """Compare many systems evaluated on the same entries: every pair, or each against a baseline.
@@ -770,8 +802,12 @@ def compare_systems(
     scores : mapping, pandas DataFrame or array
         One task: a mapping ``name -> per-entry scores`` (each shaped as
         ``compare(metric=...)`` takes it: ``(N,)`` for accuracy and sums, ``(N, 3)`` for
-        F1/precision/recall, ...); a DataFrame with one column per system (1-D metrics;
-        columns are read by name); or an array of shape ``(n_systems, N, ...)`` with `names`.
+        F1/precision/recall, ...); pandas Series (or per-system DataFrames) are paired by
+        their index labels, which must be the same ids in any order, each once. A DataFrame
+        with one column per system (1-D metrics; columns are read by name, rows are the
+        items). Or an array of shape ``(n_systems, N, ...)`` with `names`. A system that looks
+        like a column of item ids (named ``id``, ``doc_id``, ``index``, ... or counting 0..N-1
+        / 1..N) is refused unless chosen with `names`.
 
         Several tasks: a mapping ``task -> one task's scores`` as above (read as several tasks
         when any value is a mapping, or any value is a DataFrame of
@@ -838,6 +874,8 @@ def compare_systems(
     columns : mapping, optional
         Column names of a long table: ``{"task": ..., "item": ..., "system": ..., "score": ...}``
         (any subset; ``"score"`` may list several columns, e.g. ``("tp", "fp", "fn")`` for F1).
+    id_column : str, optional
+        The DataFrame column holding the items' ids (checked to be unique): not a system.
     **options
         Passed on to :func:`pairperm.compare` (``method``, ``n_resamples``, ``rng``): every pair
         gets the test, engine and p-value compare() gives it. An ``rng`` (int seed or
@@ -875,11 +913,11 @@ def compare_systems(
             scores, metric, baseline=baseline, alternative=alternative, correction=correction,
             correction_scope=correction_scope, alpha=alpha, n_jobs=n_jobs, executor=executor, progress=progress,
             names=names, confidence_level=confidence_level, bootstrap_resamples=bootstrap_resamples, cache=cache,
-            columns=columns, options=options, groups=groups)
+            columns=columns, options=options, groups=groups, id_column=id_column)
     _single_task_options(metric, correction_scope, cache, columns)
     level, n_boot = _tasks.interval_options(confidence_level, bootstrap_resamples)
     sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
-                                                          n_jobs, executor, options)
+                                                          n_jobs, executor, options, id_column)
     pairs = _pairs(sys_names, baseline)
     task = _tasks.PreparedTask.of("", metric, sys_names, arrays, pairs, groups)
     statistic, pvalue, test, engine = _run_all(task.arrays, sys_names, pairs, metric, alternative, options, root,
@@ -932,7 +970,7 @@ def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns
 
 
 def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, correction: Any, alpha: Any,
-                        n_jobs: Any, executor: Any, options: dict) -> tuple:
+                        n_jobs: Any, executor: Any, options: dict, id_column: Any = None) -> tuple:
     """Validate the arguments and every system once: (names, arrays, seed root, n_jobs)."""
     check_alternative(alternative, _FUNC)
     if correction not in CORRECTIONS:
@@ -950,7 +988,7 @@ def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, 
         raise TypeError(f"{_FUNC}: unexpected option(s) {', '.join(map(repr, unknown))}; options are passed on "
                         f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
     root = _seed_root(options.pop("rng", None))
-    sys_names, raw = _read_systems(scores, names)
+    sys_names, raw = _read_systems(scores, names, id_column)
     if len(sys_names) != len(set(sys_names)):
         raise ValueError(f"{_FUNC}: system names must be unique; got {sys_names}")
     if len(sys_names) < 2:

@@ -9,15 +9,19 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO, Union
 
+import numpy as np
+
 from ._compare import METRICS
-from ._files import read_table, read_text
+from ._files import FORMATS as FORMATS_IN
+from ._files import read_scores, read_table
 from ._systems import CORRECTIONS, SystemPair, SystemsComparison, compare_systems
 from ._tasks import LONG_COLUMNS, SCOPES, MultiTaskComparison, TaskPair
-from ._validation import ALTERNATIVES
+from ._validation import ALTERNATIVES, check_unique_labels, id_column_reason
 
 FORMATS = ("table", "json", "csv", "latex", "markdown")
 # Metrics whose per-entry input is a row of counts rather than one number.
 _COLUMNS = {"f1": (2, 3), "precision": (3,), "recall": (3,), "bleu": (10,)}
+_PER_ENTRY_METRICS = tuple(m for m in METRICS if m not in _COLUMNS and m != "macro_f1")
 
 
 def add_compare_parser(sub: Any) -> None:
@@ -31,6 +35,7 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     metrics = [m for m in METRICS if m != "macro_f1"]
     p.add_argument("--metric", choices=metrics, default="accuracy")
+    add_input_options(p)
     p.add_argument("--baseline", metavar="NAME", help="compare each system against this one only")
     p.add_argument("--correction", choices=[c for c in CORRECTIONS if c] + ["none"], default="holm")
     p.add_argument("--alpha", type=float, default=0.05)
@@ -48,25 +53,64 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--correction-scope", choices=SCOPES, default="task",
                    help="with --long: correct within each task (default) or over all pairs of all tasks")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="LEVEL",
-                   help="with --long: level of the intervals of every difference and system (0 for none)")
+                   help="level of the intervals of every difference and system (0 for none)")
 
 
-def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None) -> dict:
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    """Options of the commands that read scores by item id (evaluation logs, tables with ids)."""
+    p.add_argument("--id-field", "--id-column", dest="id_field", metavar="NAME", default=None,
+                   help="the field (column) of the item ids: systems are paired by id, and ids must be unique")
+    p.add_argument("--score-field", "--column", dest="score_field", metavar="NAME", default=None,
+                   help="the field (column) of the per-item score, in JSONL logs or CSV/TSV tables with ids")
+    p.add_argument("--system-field", metavar="NAME", default=None,
+                   help="one long table: the field naming each row's system")
+    p.add_argument("--input-format", choices=FORMATS_IN, default=None,
+                   help="csv, tsv or jsonl (default: from each file's suffix, also under .gz)")
+
+
+def reads_by_id(args: argparse.Namespace) -> bool:
+    """Whether the FILE arguments are logs or tables read by id (read_scores), not rows of numbers."""
+    files = getattr(args, "files", None) or [getattr(args, "file", "")]
+    logs = any(str(f).removesuffix(".gz").endswith((".jsonl", ".ndjson", ".json")) for f in files)
+    return logs or any(getattr(args, k, None) is not None for k in ("score_field", "system_field", "input_format"))
+
+
+def read_by_id(files: list[str], args: argparse.Namespace, stdin: Optional[TextIO] = None) -> Any:
+    """The systems' scores by id (a pandas DataFrame, a column per system) from read_scores."""
+    sources: Any = files[0] if len(files) == 1 else files
+    return read_scores(sources, format=args.input_format, id_field=args.id_field, score_field=args.score_field,
+                       system_field=args.system_field, stdin=stdin)
+
+
+def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None, id_column: Optional[str] = None) -> dict:
     """name -> per-entry scores from the command line's FILE arguments."""
-    stdin = stdin if stdin is not None else sys.stdin
     widths = _COLUMNS.get(metric, (1,))
     if len(files) == 1:
         name = files[0]
-        header, arr, _ = read_table(name, read_text(name, stdin), widths=())
+        # Columns named like ids are read as text, to be refused below by name rather than as non-numbers.
+        text = (id_column,) if id_column is not None else (lambda c: id_column_reason(c, ()) is not None)
+        table = read_table(name, stdin=stdin, text_columns=text)
+        header = table.header
         if header is not None and len(header) > 1 and widths == (1,):
             if len(set(header)) != len(header):
-                raise ValueError(f"{name}: system names in the header row must be unique; got {header}")
-            return {h: arr[:, i] for i, h in enumerate(header)}
-        if len(arr) and widths == (1,) and arr.shape[1] > 1:
-            raise ValueError(f"{name}: {arr.shape[1]} columns but no header row: a table of several systems "
+                raise ValueError(f"{name}: system names in the header row must be unique; got {list(header)}")
+            columns = dict(zip(header, table.columns))
+            if id_column is not None:
+                check_unique_labels(columns.pop(id_column), f"the id column {id_column!r}", name)
+            else:
+                for n, values in columns.items():
+                    reason = id_column_reason(n, values)
+                    if reason is not None:
+                        raise ValueError(f"{name}: column {n!r} looks like item ids, not scores ({reason}); pass "
+                                         f"--id-column {n} if it holds the ids of the rows")
+            return columns
+        if table.width > 1 and widths == (1,) and header is None:
+            raise ValueError(f"{name}: {table.width} columns but no header row: a table of several systems "
                              "needs a header row naming them (or give one file per system)")
         raise ValueError(f"{name}: one file holds one system; give at least two files (one per system), or "
                          "one CSV/TSV file with a header row of system names")
+    if id_column is not None:
+        raise ValueError("--id-column names a column of one table of systems (a single FILE with a header row)")
     systems: dict = {}
     origin: dict = {}
     for name in files:
@@ -74,8 +118,8 @@ def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None) 
         if stem in systems:
             raise ValueError(f"{name} and {origin[stem]} both name a system {stem!r} (systems are named after the "
                              "file stem)")
-        _, arr, _ = read_table(name, read_text(name, stdin), widths=widths, what=f"number(s) for --metric {metric}")
-        systems[stem] = arr[:, 0] if widths == (1,) else arr
+        table = read_table(name, stdin=stdin, widths=widths, what=f"number(s) for --metric {metric}")
+        systems[stem] = table.columns[0] if widths == (1,) else np.column_stack(table.columns)
         origin[stem] = name
     lengths = {origin[s]: len(a) for s, a in systems.items()}
     if len(set(lengths.values())) > 1:
@@ -149,14 +193,21 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
     level = getattr(args, "confidence_level", 0.95)
     if not 0 <= level < 1:
         raise ValueError(f"--confidence-level must be in (0, 1), or 0 for no intervals; got {level}")
-    options: dict = {}
+    options: dict = {"confidence_level": level or None}
     if args.seed is not None:
         options["rng"] = args.seed
     if args.n_resamples is not None:
         options["n_resamples"] = args.n_resamples
     if long:
-        options.update(correction_scope=args.correction_scope, confidence_level=level or None)
-    scores = read_long_table(args.files, stdin) if long else read_systems(args.files, args.metric, stdin)
+        options.update(correction_scope=args.correction_scope)
+        scores: Any = read_long_table(args.files, stdin)
+    elif reads_by_id(args):
+        if args.metric not in _PER_ENTRY_METRICS:
+            raise ValueError(f"--metric {args.metric} needs rows of counts; scores read by id (--score-field) are "
+                             "one number per item")
+        scores = read_by_id(args.files, args, stdin)
+    else:
+        scores = read_systems(args.files, args.metric, stdin, args.id_field)
     res = compare_systems(
         scores, args.metric, baseline=args.baseline, alternative=args.alternative,
         correction=None if args.correction == "none" else args.correction, alpha=args.alpha, n_jobs=args.jobs,

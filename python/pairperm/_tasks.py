@@ -441,11 +441,12 @@ class PreparedTask:
 
 
 def prepare_task(name: str, scores: Any, metric: Any, names: Any, baseline: Any, alternative: Any, correction: Any,
-                 alpha: Any, n_jobs: Any, executor: Any, options: dict, groups: Any = None) -> PreparedTask:
+                 alpha: Any, n_jobs: Any, executor: Any, options: dict, groups: Any = None,
+                 id_column: Any = None) -> PreparedTask:
     """Read and validate one task's systems (the single-task rules, errors naming the task)."""
     try:
         sys_names, arrays, _root, _jobs = _systems._compare_systems_iv(
-            scores, metric, names, alternative, correction, alpha, n_jobs, executor, dict(options))
+            scores, metric, names, alternative, correction, alpha, n_jobs, executor, dict(options), id_column)
         pairs = _systems._pairs(sys_names, baseline)
         return PreparedTask.of(name, metric, sys_names, arrays, pairs, groups)
     except ValueError as exc:
@@ -642,7 +643,7 @@ def interval_options(confidence_level: Any, bootstrap_resamples: Any) -> tuple[O
 def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, correction: Any, correction_scope: Any,
                   alpha: Any, n_jobs: Any, executor: Any, progress: Any, names: Any, confidence_level: Any,
                   bootstrap_resamples: Any, cache: Any, columns: Any, options: dict,
-                  groups: Any = None) -> MultiTaskComparison:
+                  groups: Any = None, id_column: Any = None) -> MultiTaskComparison:
     """compare_systems() on several tasks (its docstring documents the arguments)."""
     if correction_scope not in SCOPES:
         raise ValueError(f"{_FUNC}: correction_scope must be one of {', '.join(map(repr, SCOPES))}; "
@@ -662,7 +663,7 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
     metrics = _task_metrics(metric, task_names)
     units = _task_groups(groups, task_names)
     prepared = [prepare_task(t, v, metrics[t], names, baseline, alternative, correction, alpha, n_jobs, executor,
-                             options, units.get(t))
+                             options, units.get(t), id_column)
                 for t, v in zip(task_names, scores.values())]
 
     total = sum(len(t.pairs) for t in prepared)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any, Literal, NoReturn, Optional, Sequence
 
 import numpy as np
@@ -304,12 +305,109 @@ def check_column_totals(arr: np.ndarray, name: str, func: str) -> None:
                          "the exact tests need totals below 2**61")
 
 
+def few(labels: Sequence[Any], k: int = 5) -> str:
+    """The first `k` of some labels, for a message."""
+    shown = ", ".join(repr(_plain_label(v)) for v in list(labels)[:k])
+    return shown + (f" and {len(labels) - k} more" if len(labels) > k else "")
+
+
+def _plain_label(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _has_index(values: Any) -> bool:
+    index = getattr(values, "index", None)
+    return index is not None and hasattr(index, "equals") and hasattr(index, "duplicated")
+
+
+def index_difference(ix: Any, iy: Any, names: tuple[str, str]) -> str:
+    """How two pandas indexes differ, naming a few of the offending labels."""
+    only_x, only_y = ix.difference(iy), iy.difference(ix)
+    parts = [f"only in {n}: {few(d)}" for n, d in ((names[0], only_x), (names[1], only_y)) if len(d)]
+    if parts:
+        return "; ".join(parts)
+    return "the same labels in a different order" if len(ix) == len(iy) else "different lengths"
+
+
+def check_unique_labels(labels: Any, what: str, func: str) -> None:
+    """Item ids must name one item each: a duplicated id would pair entries arbitrarily."""
+    arr = np.asarray(labels, dtype=object)
+    seen: set = set()
+    repeated: dict = {}
+    if len(set(arr.tolist())) != len(arr):
+        for v in arr.tolist():
+            if v in seen:
+                repeated[v] = None
+            seen.add(v)
+        raise ValueError(f"{func}: {what} has duplicated ids: {few(list(repeated))}; every item needs its own id")
+
+
 def check_paired_index(x: Any, y: Any, names: tuple[str, str], func: str) -> None:
     """Two pandas objects are paired by position only if their indexes agree: a shuffled index
     would silently pair the wrong entries."""
-    ix, iy = getattr(x, "index", None), getattr(y, "index", None)
-    if ix is None or iy is None or not hasattr(ix, "equals"):
+    if not (_has_index(x) and _has_index(y)):
         return
-    if not ix.equals(iy):
-        raise ValueError(f"{func}: {names[0]} and {names[1]} have different indexes; a paired test matches "
-                         f"entries by position, so align them first (e.g. {names[1]}.reindex({names[0]}.index))")
+    if not x.index.equals(y.index):
+        raise ValueError(f"{func}: {names[0]} and {names[1]} have different indexes "
+                         f"({index_difference(x.index, y.index, names)}); a paired test matches entries by position, "
+                         f"so align them first (e.g. {names[1]}.reindex({names[0]}.index))")
+
+
+def align_by_index(values: list[Any], names: list[str], func: str) -> list[Any]:
+    """Pandas objects (Series, or per-system DataFrames of counts) in the order of the first
+    one's index labels, so that entries are paired by id, never by position. Every index must
+    hold the same labels, each once; objects without an index are paired by position, which is
+    only allowed next to indexes that are positions themselves (0..N-1)."""
+    indexed = [_has_index(v) for v in values]
+    if not any(indexed):
+        return values
+    for v, n, has in zip(values, names, indexed):
+        if has:
+            check_unique_labels(v.index, f"the index of {n}", func)
+    if not all(indexed):
+        plain = names[indexed.index(False)]
+        for v, n, has in zip(values, names, indexed):
+            if has and not _is_range(v.index):
+                raise ValueError(f"{func}: {n} has an index of item ids but {plain} has none, so they cannot be "
+                                 f"paired by id; give every system as a pandas Series with the same ids, or none")
+        return values
+    ref, ref_name = values[0].index, names[0]
+    out = [values[0]]
+    for v, n in zip(values[1:], names[1:]):
+        if v.index.equals(ref):
+            out.append(v)
+        elif len(v.index) == len(ref) and not len(ref.difference(v.index)):
+            out.append(v.reindex(ref))
+        else:
+            raise ValueError(f"{func}: {ref_name} and {n} are not scored on the same ids "
+                             f"({index_difference(ref, v.index, (ref_name, n))}); every system needs a score "
+                             "for every item")
+    return out
+
+
+def _is_range(index: Any) -> bool:
+    arr = np.asarray(index)
+    return arr.dtype.kind in "iu" and bool(np.array_equal(arr, np.arange(len(arr))))
+
+
+# Column names of item ids (doc_id, item-id, index, Unnamed: 0 as pandas' to_csv writes an index, ...).
+_ID_NAME = re.compile(r"(?:.*[_\-\s.])?(?:id|ids|idx|index)|docid|qid|uid|guid|item|items|key|row|line|unnamed: ?\d+",
+                      re.IGNORECASE)
+# Scores that count 0, 1, ..., N-1 (or 1, ..., N) one entry after the other are line numbers;
+# below this many entries such a run is too plausible as real scores to refuse.
+_ID_MIN_ENTRIES = 10
+
+
+def id_column_reason(name: Any, values: Any) -> Optional[str]:
+    """Why a would-be system looks like a column of item ids (None when it does not)."""
+    if _ID_NAME.fullmatch(str(name).strip()):
+        return f"{str(name)!r} is a name for item ids"
+    arr = np.asarray(values) if not hasattr(values, "to_numpy") or getattr(values, "ndim", 2) != 1 \
+        else values.to_numpy()
+    n = len(arr) if arr.ndim == 1 else 0
+    if n < _ID_MIN_ENTRIES or arr.dtype.kind not in "iu":
+        return None
+    start = int(arr[0])
+    if start in (0, 1) and int(arr[-1]) == start + n - 1 and bool(np.all(np.diff(arr) == 1)):
+        return f"its values count {start}, {start + 1}, ..., {start + n - 1} like row numbers"
+    return None

@@ -12,9 +12,9 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ._f1 import f1_test, read_f1_file
-from ._files import read_table, read_text
+from ._files import read_table
 from ._permutation import TEST_METHODS, permutation_test
-from ._systems_cli import add_compare_parser, run_compare
+from ._systems_cli import add_compare_parser, add_input_options, read_by_id, reads_by_id, run_compare
 from ._validation import ALTERNATIVES
 from ._version import __version__
 from .datasets import stanza_pos_like
@@ -93,21 +93,43 @@ def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RES
 def read_accuracy_file(path: Any, delim: Optional[str] = None, stdin: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Read the reference implementation's accuracy format: per line, the scores of A and B
     (correct predictions, or any real-valued per-entry score)."""
-    name = str(path)
-    _, arr, _ = read_table(name, read_text(name, stdin), widths=(2,), delim=delim,
-                           what="numbers (the scores of system A, of system B)")
-    return np.ascontiguousarray(arr[:, 0]), np.ascontiguousarray(arr[:, 1])
+    table = read_table(str(path), stdin=stdin, widths=(2,), delim=delim,
+                       what="numbers (the scores of system A, of system B)")
+    return table.columns[0], table.columns[1]
+
+
+def read_test_input(args: argparse.Namespace) -> tuple[str, Optional[Callable[..., tuple[np.ndarray, np.ndarray]]]]:
+    """(what to name in the report, the reader of A's and B's scores; None: the file's rows of numbers)."""
+    if not reads_by_id(args):
+        if len(args.files) != 1:
+            raise ValueError("pairperm test reads one file of rows (A, B); two files (or one long table with "
+                             "--system-field) are read by id, with --id-field and --score-field")
+        if args.id_field is not None:
+            raise ValueError("--id-field pairs systems read by id: give --score-field too")
+        return args.files[0], None
+    if args.metric != "acc":
+        raise ValueError("scores read by id (--score-field) are one number per item: they need --metric acc")
+
+    def by_id(path: Any, delim: Any, stdin: Any) -> tuple[np.ndarray, np.ndarray]:
+        frame = read_by_id(args.files, args, stdin)
+        if frame.shape[1] != 2:
+            raise ValueError(f"pairperm test compares two systems; the input holds {frame.shape[1]}: "
+                             f"{', '.join(map(str, frame.columns))} (pairperm compare takes many)")
+        return frame.iloc[:, 0].to_numpy(), frame.iloc[:, 1].to_numpy()
+
+    return " ".join(args.files), by_id
 
 
 def run_test_file(
     path: Any, delim: Optional[str], alternative: Any, method: Any, mc: Optional[int], out=None, metric: str = "acc",
     plot: Optional[Path] = None, fmt: str = "table", seed: Optional[int] = None, stdin: Any = None,
+    reader: Optional[Callable[..., tuple[np.ndarray, np.ndarray]]] = None,
 ) -> None:
     out = out or sys.stdout
     if plot is not None and (metric != "acc" or mc):
         raise ValueError("--plot draws the exact null distribution of S: it needs --metric acc and no --mc")
-    reader, test = (read_f1_file, f1_test) if metric == "f1" else (read_accuracy_file, permutation_test)
-    x, y = reader(path, delim, stdin)
+    default, test = (read_f1_file, f1_test) if metric == "f1" else (read_accuracy_file, permutation_test)
+    x, y = (reader or default)(path, delim, stdin)
     kwargs: dict = {"alternative": alternative, "method": "monte_carlo" if mc else method, "rng": seed}
     if mc:
         kwargs["n_resamples"] = mc
@@ -137,7 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n", type=int, default=DEMO_N, help=argparse.SUPPRESS)
     demo.add_argument("--plot", type=Path, metavar="PNG", help="also draw the exact null distribution (needs matplotlib)")
     test = sub.add_parser("test", help="test a file in the reference implementation's format")
-    test.add_argument("file", help="the scores file; '-' reads standard input")
+    test.add_argument("files", nargs="+", metavar="FILE",
+                      help="the scores file ('-' reads standard input); or, read by id (--score-field), the two "
+                      "systems' logs, or one long table with --system-field")
     test.add_argument(
         "--metric",
         choices=("acc", "f1"),
@@ -157,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also draw the null distribution, observed statistic and rejection region (needs matplotlib; "
         f"log axis when p < {PLOT_LOG_BELOW:g})",
     )
+    add_input_options(test)
     add_compare_parser(sub)
     return parser
 
@@ -174,8 +199,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 raise ValueError(f"--delim must be ',' or 'tab'; got {args.delim!r}")
             if args.mc < 0:
                 raise ValueError(f"--mc must be a positive number of resamples; got {args.mc}")
-            run_test_file(args.file, delim, args.alternative, args.method, args.mc or None, metric=args.metric,
-                          plot=args.plot, fmt=args.format, seed=args.seed)
+            path, reader = read_test_input(args)
+            run_test_file(path, delim, args.alternative, args.method, args.mc or None, metric=args.metric,
+                          plot=args.plot, fmt=args.format, seed=args.seed, reader=reader)
     except KeyboardInterrupt:
         print("pairperm: interrupted", file=sys.stderr)
         return 130

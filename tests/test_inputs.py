@@ -1,0 +1,161 @@
+"""Inputs are paired by id, never silently by position; the command line's reader is strict."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm._files import read_table
+from pairperm.cli import main
+from reference import brute_force_pvalue
+
+pd = pytest.importorskip("pandas")
+
+# Scores of two systems on eight documents, and a shuffled order of the documents.
+A = [9, 7, 8, 6, 9, 8, 7, 9]
+B = [8, 3, 9, 4, 2, 9, 2, 1]
+IDS = [f"doc{i}" for i in range(8)]
+SHUFFLE = [3, 7, 0, 5, 1, 6, 2, 4]
+
+
+def by_id_pvalue(a, b):
+    return float(brute_force_pvalue(a, b, "two-sided"))
+
+
+# ---------------------------------------------------------------- compare_systems pairs by id
+
+
+def test_series_with_shuffled_index_are_paired_by_label():
+    a = pd.Series(A, index=IDS)
+    b = pd.Series(B, index=IDS).iloc[SHUFFLE]
+    c = pd.Series(A[::-1], index=IDS[::-1])  # the same scores as A, listed backwards
+    res = pairperm.compare_systems({"A": a, "B": b, "C": c}, metric="sum", correction=None)
+    want = by_id_pvalue(A, B)
+    assert [r.pvalue for r in res.rows] == pytest.approx([want, 1.0, want])
+    assert res.rows[2].statistic == -res.rows[0].statistic
+
+
+@pytest.mark.parametrize("index_b, match", [
+    (IDS[:7] + ["doc99"], r"only in system 'A': 'doc7'; only in system 'B': 'doc99'"),
+    (IDS[:7] + ["doc0"], r"duplicated ids: 'doc0'"),
+])
+def test_series_with_other_or_duplicated_ids_are_refused(index_b, match):
+    with pytest.raises(ValueError, match=match):
+        pairperm.compare_systems({"A": pd.Series(A, index=IDS), "B": pd.Series(B, index=index_b)})
+
+
+def test_series_with_ids_next_to_a_plain_list_is_refused():
+    with pytest.raises(ValueError, match="has an index of item ids but system 'B' has none"):
+        pairperm.compare_systems({"A": pd.Series(A, index=IDS), "B": B})
+    # an index that is the positions themselves pairs as positions do
+    res = pairperm.compare_systems({"A": pd.Series(A), "B": B}, metric="sum")
+    assert res.rows[0].pvalue == pytest.approx(by_id_pvalue(A, B))
+
+
+def test_id_column_of_a_dataframe_is_not_a_system():
+    frame = pd.DataFrame({"doc_id": range(8), "A": A, "B": B})
+    with pytest.raises(ValueError, match=r"'doc_id' looks like a column of item ids.*id_column='doc_id'"):
+        pairperm.compare_systems(frame, metric="sum")
+    res = pairperm.compare_systems(frame, metric="sum", id_column="doc_id")
+    assert res.names == ("A", "B") and res.rows[0].pvalue == pytest.approx(by_id_pvalue(A, B))
+    # chosen explicitly, an id-like column is compared like any other
+    assert pairperm.compare_systems(frame, metric="sum", names=["doc_id", "A"]).names == ("doc_id", "A")
+    with pytest.raises(ValueError, match=r"duplicated ids: 3"):
+        pairperm.compare_systems(frame.assign(doc_id=[0, 1, 2, 3, 3, 5, 6, 7]), id_column="doc_id")
+    with pytest.raises(ValueError, match="no DataFrame column .id_column. named 'qid'"):
+        pairperm.compare_systems(frame, id_column="qid")
+
+
+def test_row_number_columns_are_refused_under_any_name():
+    n = 12
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"n": np.arange(1, n + 1), "A": rng.integers(0, 2, n), "B": rng.integers(0, 2, n)})
+    with pytest.raises(ValueError, match=r"'n' looks like a column of item ids.*count 1, 2, \.\.\., 12"):
+        pairperm.compare_systems(frame)
+    with pytest.raises(ValueError, match="'index' looks like a column of item ids"):
+        pairperm.compare_systems(frame.rename(columns={"n": "index"}).assign(index=rng.integers(0, 2, n)))
+
+
+# ---------------------------------------------------------------- the command line's reader
+
+
+def run(argv, capsys, stdin=None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", stdin)
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("text, where", [
+    ("12,l1\n3,4\n", ":1: expected 2 numbers (the scores of system A, of system B) per line; 'l1' is not a number"),
+    ("0x10,7\n3,4\n", ":1: expected 2 numbers"),
+    ("12,,11\n", ":1: expected 2 numbers (the scores of system A, of system B) per line; got 3 field(s)"),
+    ("1,2\n3,\n", ":2: expected 2 numbers (the scores of system A, of system B) per line; got an empty field"),
+    ("1,2\n\n3,4,5\n", ":3: expected 2 numbers"),
+    ("a,b\n1,2\n3\n", ":3: expected 2 numbers"),
+    ("1,2\nnan,1\n", ":2: expected 2 numbers (the scores of system A, of system B) per line; 'nan' is not a number"),
+    ("1,2\n1_0,1\n", ":2: expected 2"),
+    ("1,2\n1,1e999\n", ":2: 1e999 is beyond the range of float64"),
+    ("0.5,1\n9007199254740993,1\n", ":2: the integer 9007199254740993 is in a column of real numbers"),
+    ("", ": no rows of numbers (the scores of system A, of system B): the file is empty"),
+    ("\n\n", ": no rows of numbers"),
+    ("sys_a,sys_b\n", ": a header row (sys_a, sys_b) but no rows of numbers"),
+])
+def test_test_command_refuses_what_is_not_a_table_of_numbers(tmp_path, capsys, text, where):
+    f = tmp_path / "scores.csv"
+    f.write_text(text)
+    code, out, err = run(["test", str(f)], capsys)
+    assert code == 2 and out == "" and str(f) + where in err, err
+
+
+def test_bom_on_stdin_is_stripped_and_the_first_line_judged_as_data(capsys, monkeypatch):
+    rows = "8,6\n3,5\n7,7\n9,2\n"
+    stdin = io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf" + rows.encode()), encoding="utf-8")
+    code, out, _ = run(["test", "-", "--json"], capsys, stdin=stdin, monkeypatch=monkeypatch)
+    assert code == 0
+    want = brute_force_pvalue([8, 3, 7, 9], [6, 5, 7, 2], "two-sided")
+    assert '"entries": 4' in out and f'"pvalue": {float(want)!r}' in out
+
+
+def test_integers_beyond_2_53_are_read_exactly(tmp_path):
+    big = 2**60 + 1
+    f = tmp_path / "big.csv"
+    f.write_text(f"a,b\n{big},{big - 3}\n{-big},7\n")
+    table = read_table(str(f))
+    assert table.header == ("a", "b")
+    assert [c.dtype for c in table.columns] == [np.int64, np.int64]
+    assert table.columns[0].tolist() == [big, -big] and table.columns[1].tolist() == [big - 3, 7]
+
+
+def test_reader_without_pandas_agrees(tmp_path, monkeypatch):
+    f = tmp_path / "t.tsv"
+    f.write_text("x\ty\n\n1\t2.5\n3\t4\n")
+    with_pandas = read_table(str(f))
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    numpy_only = read_table(str(f))
+    for a, b in zip(with_pandas.columns, numpy_only.columns):
+        assert a.tolist() == b.tolist()
+    assert numpy_only.line_of(1) == 4
+    g = tmp_path / "bad.csv"
+    g.write_text("1,2\n3,x\n")
+    with pytest.raises(ValueError, match=r"bad.csv:2: .*'x' is not a number"):
+        read_table(str(g))
+
+
+def test_compare_table_with_an_id_column(tmp_path, capsys):
+    f = tmp_path / "scores.csv"
+    f.write_text("doc_id,A,B\n" + "".join(f"{i},{a},{b}\n" for i, a, b in zip(IDS, A, B)))
+    code, _, err = run(["compare", str(f), "--metric", "sum"], capsys)
+    assert code == 2 and "column 'doc_id' looks like item ids" in err and "--id-column doc_id" in err
+    code, out, _ = run(["compare", str(f), "--metric", "sum", "--id-column", "doc_id", "--format", "json"], capsys)
+    assert code == 0
+    res = pairperm.SystemsComparison.from_json(out)
+    assert res.names == ("A", "B") and res.rows[0].pvalue == pytest.approx(by_id_pvalue(A, B))
+    f.write_text("doc_id,A,B\n" + "".join(f"{i},{a},{b}\n" for i, a, b in zip(IDS[:7] + ["doc0"], A, B)))
+    code, _, err = run(["compare", str(f), "--metric", "sum", "--id-column", "doc_id"], capsys)
+    assert code == 2 and "duplicated ids: 'doc0'" in err

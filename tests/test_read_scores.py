@@ -1,0 +1,129 @@
+"""read_scores(): evaluation logs and tables with ids, read into scores aligned by id."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm.cli import main
+from reference import brute_force_pvalue
+
+pd = pytest.importorskip("pandas")
+
+# Two systems' scores per document; the second system's log lists the documents in another order.
+IDS = [3, 0, 7, 1, 5, 2, 6, 4]
+A = {3: 1, 0: 1, 7: 1, 1: 0, 5: 1, 2: 1, 6: 1, 4: 1}
+B = {3: 0, 0: 1, 7: 0, 1: 1, 5: 0, 2: 0, 6: 1, 4: 0}
+ORDER_B = [6, 2, 4, 0, 3, 1, 7, 5]
+
+
+def jsonl(path, rows, compress=False):
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    if compress:
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return path
+
+
+def logs(tmp_path, compress_b=False):
+    a = jsonl(tmp_path / "base.jsonl", [{"doc_id": i, "acc": bool(A[i]), "resps": [["x"]]} for i in IDS])
+    b = jsonl(tmp_path / ("tuned.jsonl.gz" if compress_b else "tuned.jsonl"),
+              [{"doc_id": i, "acc": bool(B[i])} for i in ORDER_B], compress=compress_b)
+    return a, b
+
+
+def test_jsonl_logs_with_booleans_and_gzip_are_aligned_by_id(tmp_path):
+    a, b = logs(tmp_path, compress_b=True)
+    frame = pairperm.read_scores([a, b], id_field="doc_id", score_field="acc")
+    assert list(frame.columns) == ["base", "tuned"] and list(frame.index) == IDS
+    assert frame["base"].dtype == np.int64 and frame["tuned"].tolist() == [B[i] for i in IDS]
+    res = pairperm.compare_systems(frame, metric="sum", method="dp")
+    want = brute_force_pvalue([A[i] for i in IDS], [B[i] for i in IDS], "two-sided")
+    assert res.rows[0].pvalue == pytest.approx(float(want))
+    by_mapping = pairperm.read_scores({"x": a, "y": b}, id_field="doc_id", column="acc")
+    assert by_mapping.to_numpy().tolist() == frame.to_numpy().tolist()
+
+
+def test_tsv_files_keep_big_integers_exact(tmp_path):
+    big = 2**62 + 1
+    (tmp_path / "a.tsv").write_text(f"item\tscore\tnote\nq1\t{big}\tok\nq2\t3\t\n")  # an empty note: skipped
+    (tmp_path / "b.tsv").write_text(f"item\tscore\tnote\nq2\t4\tx\nq1\t{big - 5}\ty\n")
+    frame = pairperm.read_scores([tmp_path / "a.tsv", tmp_path / "b.tsv"], id_field="item", score_field="score")
+    assert frame.loc["q1"].tolist() == [big, big - 5] and frame.loc["q2"].tolist() == [3, 4]
+
+
+def test_long_table_with_tasks_gives_a_frame_per_task(tmp_path):
+    rows = ["id,model,task,correct"]
+    for task, shift in (("arc", 0), ("hellaswag", 1)):
+        for m, scores in (("m1", A), ("m2", B)):
+            rows += [f"d{i},{m},{task},{(scores[i] + shift) % 2}" for i in IDS]
+    path = tmp_path / "long.csv.gz"
+    path.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode()))
+    tasks = pairperm.read_scores(path, id_field="id", score_field="correct", system_field="model",
+                                 task_field="task")
+    assert list(tasks) == ["arc", "hellaswag"]
+    assert tasks["arc"]["m1"].tolist() == [A[i] for i in IDS]
+    assert tasks["hellaswag"]["m2"].tolist() == [(B[i] + 1) % 2 for i in IDS]
+    assert tasks["arc"].columns.name == "model" and tasks["arc"].index.name == "id"
+
+
+@pytest.mark.parametrize("b_rows, match", [
+    ([{"doc_id": i, "acc": 1} for i in IDS[:-1]] + [{"doc_id": 99, "acc": 1}],
+     r"only in system 'base' in \S+base.jsonl: 4; only in system 'tuned' in \S+tuned.jsonl: 99"),
+    ([{"doc_id": i, "acc": 1} for i in IDS] + [{"doc_id": 0, "acc": 0}], r"tuned.jsonl has duplicated ids: 0"),
+    ([{"doc_id": 0, "acc": 1}, {"doc_id": 1}], r"tuned.jsonl:2: no field 'acc'"),
+    ([{"doc_id": 0, "acc": 1}, {"doc_id": 1, "acc": "yes"}], r"tuned.jsonl:2: 'acc' must be a finite number"),
+    ([{"doc_id": 0, "acc": 0.5}, {"doc_id": 1, "acc": 2**53 + 1}],
+     r"tuned.jsonl:2: 'acc' = 9007199254740993 is an integer among real-valued scores"),
+    ([{"doc_id": 0, "acc": 10**20}], r"tuned.jsonl:1: 'acc' = 100000000000000000000 is beyond the 64-bit"),
+])
+def test_bad_logs_are_errors_naming_ids_file_and_line(tmp_path, b_rows, match):
+    a, _ = logs(tmp_path)
+    b = jsonl(tmp_path / "tuned.jsonl", b_rows)
+    with pytest.raises(ValueError, match=match):
+        pairperm.read_scores([a, b], id_field="doc_id", score_field="acc")
+
+
+def test_malformed_json_line_and_unknown_format(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text('{"doc_id": 0, "acc": 1}\n{"doc_id": 1, "acc": \n')
+    with pytest.raises(ValueError, match=r"a.jsonl:2: not a JSON object"):
+        pairperm.read_scores({"x": p, "y": p}, id_field="doc_id", score_field="acc")
+    q = tmp_path / "a.log"
+    q.write_text("")
+    with pytest.raises(ValueError, match=r"a.log: cannot tell the format.*format="):
+        pairperm.read_scores([q], id_field="doc_id", score_field="acc")
+
+
+def test_without_pandas_the_error_says_so(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="read_scores needs pandas"):
+        pairperm.read_scores([tmp_path / "a.jsonl"], id_field="doc_id", score_field="acc")
+
+
+def test_cli_test_and_compare_read_logs_by_id(tmp_path, capsys):
+    a, b = logs(tmp_path, compress_b=True)
+    assert main(["test", str(a), str(b), "--id-field", "doc_id", "--score-field", "acc", "--method", "dp",
+                 "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    want = brute_force_pvalue([A[i] for i in IDS], [B[i] for i in IDS], "two-sided")
+    assert got["pvalue"] == pytest.approx(float(want)) and got["entries"] == 8
+    c = jsonl(tmp_path / "third.jsonl", [{"doc_id": i, "acc": 1} for i in IDS[::-1]])
+    assert main(["compare", str(a), str(b), str(c), "--id-field", "doc_id", "--score-field", "acc",
+                 "--format", "json"]) == 0
+    res = pairperm.SystemsComparison.from_json(capsys.readouterr().out)
+    frame = pairperm.read_scores([a, b, c], id_field="doc_id", score_field="acc")
+    assert res == pairperm.compare_systems(frame)
+    long = tmp_path / "long.txt"
+    long.write_text("doc\tsys\tacc\n" + "".join(f"{i}\tA\t{A[i]}\n{i}\tB\t{B[i]}\n" for i in IDS))
+    assert main(["test", str(long), "--input-format", "tsv", "--id-column", "doc", "--column", "acc",
+                 "--system-field", "sys", "--method", "dp", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pvalue"] == pytest.approx(float(want))
+    assert main(["test", str(a), str(b), "--score-field", "acc"]) == 2
+    assert "id_field" in capsys.readouterr().err
