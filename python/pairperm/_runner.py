@@ -96,7 +96,17 @@ def plan(effects: LocalEffects, kind: str, method: str) -> Any:
 
 def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func: str,
         mc: MonteCarloOptions, result_type: type = PermutationTestResult) -> Any:
-    """Run one test: `method` is "auto", "exact", "dp", "fft" or "monte_carlo"."""
+    """Run one test: `method` is "auto", "exact", "dp", "fft", "monte_carlo" or
+    "importance_sampling" (a callable statistic's tilted sampler)."""
+    if method == "importance_sampling":
+        from ._smooth import smooth_pvalue
+
+        r = smooth_pvalue(effects, stat, alternative, n_resamples=mc.n_resamples, seed=mc.seed, func=func)
+        return result_type(
+            statistic=stat.value, pvalue=r.pvalue, log_pvalue=r.log_pvalue, method=method, alternative=alternative,
+            engine="importance_sampling", n_resamples=r.n_resamples, hits=r.hits, pvalue_ci=r.pvalue_ci,
+            log_pvalue_ci=r.log_pvalue_ci, pvalue_is_bound=r.pvalue_is_bound,
+        )
     if method == "monte_carlo":
         est = monte_carlo(effects, stat, alternative, mc)
         return result_type(
