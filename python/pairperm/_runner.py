@@ -101,7 +101,8 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
     if method == "importance_sampling":
         from ._smooth import smooth_pvalue
 
-        r = smooth_pvalue(effects, stat, alternative, n_resamples=mc.n_resamples, seed=mc.seed, func=func)
+        r = smooth_pvalue(effects, stat, alternative, n_resamples=mc.n_resamples, seed=mc.seed, n_jobs=mc.n_jobs,
+                         func=func)
         return result_type(
             statistic=stat.value, pvalue=r.pvalue, log_pvalue=r.log_pvalue, method=method, alternative=alternative,
             engine="importance_sampling", n_resamples=r.n_resamples, hits=r.hits, pvalue_ci=r.pvalue_ci,

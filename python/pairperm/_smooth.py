@@ -38,15 +38,16 @@ from ._validation import apply_vectorised
 
 __all__ = ["SmoothPValue", "smooth_pvalue"]
 
-# Samples of one block: k x (varying entries) uniforms at most, so memory stays flat in K.
-_BLOCK_ELEMENTS = 1 << 22
+# Samples drawn (and handed to the statistic) at once: memory stays flat in K.
+_CHUNK = 1 << 16
 # The gradient's step per coordinate, as a fraction of the null spread sqrt(sum d_n^2): a chord
 # over the scale S moves on, not an infinitesimal derivative (smooth statistics of counts are
 # nearly linear on it, and integer-valued ones need a step of at least one).
 _GRADIENT_STEP = 0.05
-# Tilted probabilities are rounded up to the sampler's grid (multiples of 2^-53) so that the
-# probability a sample is drawn with is exactly the one its weight uses.
-_GRID = 2.0**53
+# Tilted probabilities are rounded to the sampler's grid (multiples of 2^-32, compared with
+# 32-bit uniforms) so that the probability a sample is drawn with is exactly the one its weight
+# uses; kept in [2^-32, 1 - 2^-32], where every weight is finite.
+_GRID = 2.0**32
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class SmoothPValue:
 class _Tilt:
     log_odds: np.ndarray  # log q_n - log(1 - q_n) of the rounded tilted probabilities
     log_norm: float  # sum_n log(2 (1 - q_n)): log p_j(B) - log p_0(B) = B . log_odds + log_norm
-    q: np.ndarray
+    thresholds: np.ndarray  # q_n * 2^32, the sampler's integer thresholds
     log_chernoff: float  # log of the Chernoff bound of the linearised tail
 
 
@@ -112,11 +113,13 @@ def _tilt(k: np.ndarray, t: float, greater: bool) -> _Tilt:
     null_mean = 0.5 * float(k.sum())
     inside = null_mean >= t if greater else null_mean <= t
     theta = 0.0 if inside else _solve_theta(k, t)
-    q = np.clip(np.ceil(_logistic(theta * k) * _GRID) / _GRID, 1.0 / _GRID, 1.0 - 1.0 / _GRID)
+    thresholds = np.clip(np.rint(_logistic(theta * k) * _GRID), 1.0, _GRID - 1.0)
+    q = thresholds / _GRID
     log_q, log_1mq = np.log(q), np.log1p(-q)
     cgf = float(np.logaddexp(0.0, theta * k).sum()) - len(k) * math.log(2.0)
     log_chernoff = min(0.0, cgf - theta * t)
-    return _Tilt(log_q - log_1mq, float((log_1mq + math.log(2.0)).sum()), q, log_chernoff)
+    return _Tilt(log_q - log_1mq, float((log_1mq + math.log(2.0)).sum()), thresholds.astype(np.uint64),
+                 log_chernoff)
 
 
 def _gradient(stat: Any, point: np.ndarray, lo: np.ndarray, hi: np.ndarray, spread: np.ndarray,
@@ -142,7 +145,7 @@ def _gradient(stat: Any, point: np.ndarray, lo: np.ndarray, hi: np.ndarray, spre
 
 
 def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resamples: int, seed: int,
-                  func: str) -> SmoothPValue:
+                  n_jobs: int, func: str) -> SmoothPValue:
     """Tilted importance sampling of P[h(S*) at least as extreme as h_obs] (`stat`: a
     ``CallableStatistic``), rounds of `n_resamples` pooled until the relative 95% half-width
     is at most 5% (at most MAX_ROUNDS rounds), as the real-valued route."""
@@ -188,24 +191,25 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
         tilts.append(_tilt(k, t, greater))
     n_tilts = len(tilts)
     # One matrix product gives the sampled sums and every tilt's log-likelihood ratio.
-    cols = np.concatenate([delta, np.stack([tl.log_odds for tl in tilts], axis=1)], axis=1)
+    basis, signs = _signed_basis(delta)
+    cols = np.ascontiguousarray(np.concatenate([basis, np.stack([tl.log_odds for tl in tilts], axis=1)], axis=1))
+    n_basis = basis.shape[1]
     log_norms = np.array([tl.log_norm for tl in tilts])
 
-    block = max(1, _BLOCK_ELEMENTS // n_var)
     log_w_hits: list[np.ndarray] = []
-    done = hits = 0
+    done = hits = chunk = 0
     result: Optional[SmoothPValue] = None
-    for round_ in range(MAX_ROUNDS):
-        rng = np.random.default_rng(block_seed(seed, round_))
-        per_tilt = -(-n_resamples // n_tilts)
+    per_tilt = -(-n_resamples // n_tilts)
+    for _ in range(MAX_ROUNDS):
         for tl in tilts:
             left = per_tilt
             while left > 0:
-                kk = min(block, left)
-                swaps = (rng.random((kk, n_var)) < tl.q).astype(np.float64)
-                prod = swaps @ cols
-                sums = s_stay + prod[:, :m]
-                log_ratio = prod[:, m:] + log_norms
+                kk = min(_CHUNK, left)
+                # Every chunk has its own stream: rounds add samples, never repeat them.
+                prod = _core.tilted_sample_sums(cols, tl.thresholds, kk, block_seed(seed, chunk), n_jobs)
+                chunk += 1
+                sums = s_stay + prod[:, :n_basis] @ signs
+                log_ratio = prod[:, n_basis:] + log_norms
                 log_w = -(np.logaddexp.reduce(log_ratio, axis=1) - math.log(n_tilts))
                 points = np.rint(sums).astype(np.int64) if integer else sums
                 hit = stat.extreme(points, alternative)
@@ -231,6 +235,27 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
     )
     return SmoothPValue(math.exp(log_bound), log_bound, (math.exp(log_floor), math.exp(log_bound)),
                         (log_floor, log_bound), done, 0, True)
+
+
+def _signed_basis(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns of `delta` up to sign, and the (r, m) matrix of 0 and +-1 rebuilding it. Two
+    systems' stacked statistics swap as (y - x, x - y): half the columns are the other half
+    negated, and the sampler's cost is linear in the columns it sums."""
+    kept: list[np.ndarray] = []
+    signs = np.zeros((delta.shape[1], delta.shape[1]))
+    for j in range(delta.shape[1]):
+        col = delta[:, j]
+        if not col.any():
+            continue
+        for i, other in enumerate(kept):
+            if np.array_equal(col, other) or np.array_equal(col, -other):
+                signs[i, j] = 1.0 if np.array_equal(col, other) else -1.0
+                break
+        else:
+            signs[len(kept), j] = 1.0
+            kept.append(col)
+    basis = np.stack(kept, axis=1) if kept else np.zeros((len(delta), 0))
+    return basis, signs[:len(kept)]
 
 
 def _estimate(log_w: np.ndarray, done: int, hits: int, log_floor: float) -> SmoothPValue:
