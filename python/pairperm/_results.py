@@ -107,6 +107,11 @@ class PermutationTestResult(_Result):
         True when ``pvalue`` is only an upper bound (a ``PrecisionWarning`` says why).
     stopped_early : bool
         Monte Carlo with ``alpha``: the interval excluded alpha before all resamples were drawn.
+    pvalue_is_floor : bool
+        Plain Monte Carlo with no resample as extreme as the observed statistic: ``pvalue`` is
+        the sampler's floor ``1 / (1 + n_resamples)``, and the exact p-value may be any amount
+        smaller (a ``PrecisionWarning`` says so; ``method="importance_sampling"`` of
+        :func:`pairperm.monte_carlo_test` resolves it).
     null_distribution : Distribution, MultiDistribution or None
         Null distribution of S, recomputed on first access (None for sampling methods).
 
@@ -137,11 +142,12 @@ class PermutationTestResult(_Result):
     pvalue_is_bound: bool = False
     stopped_early: bool = False
     log_pvalue_ci: Optional[tuple] = None
+    pvalue_is_floor: bool = False
     _null: Any = field(default=None, compare=False)
 
     _shown: ClassVar[tuple[str, ...]] = (
         "statistic", "pvalue", "log_pvalue", "pvalue_is_bound", "method", "engine", "alternative",
-        "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early",
+        "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early", "pvalue_is_floor",
     )
 
     @property

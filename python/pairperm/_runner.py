@@ -110,10 +110,17 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
         )
     if method == "monte_carlo":
         est = monte_carlo(effects, stat, alternative, mc)
+        if est.hits == 0:
+            warn_caller(
+                f"{func}: no resample was as extreme as the observed statistic, so the p-value is the sampler's "
+                "floor 1 / (1 + n_resamples) (pvalue_is_floor=True) and the exact p-value may be far smaller; a "
+                "multiple-comparison correction of this floor can hide a real difference. Exact methods or "
+                "importance sampling resolve it."
+            )
         return result_type(
             statistic=stat.value, pvalue=est.pvalue, log_pvalue=math.log(est.pvalue), method=method,
             alternative=alternative, engine="monte_carlo", n_resamples=est.n_resamples, hits=est.hits,
-            pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early,
+            pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early, pvalue_is_floor=est.hits == 0,
         )
     if effects.is_real:
         return _real(effects, stat, alternative, method, func, mc, result_type)

@@ -219,7 +219,7 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
                 left -= kk
         if hits == 0:
             continue  # nothing to estimate from yet: keep sampling
-        result = _estimate(np.concatenate(log_w_hits), done, hits, log_floor)
+        result = _estimate(np.concatenate(log_w_hits), done, hits, n_var)
         rel_hw = 0.5 * (math.exp(result.log_pvalue_ci[1] - result.log_pvalue)
                         - math.exp(result.log_pvalue_ci[0] - result.log_pvalue))
         if rel_hw <= TARGET_RELATIVE_HALF_WIDTH:
@@ -233,7 +233,7 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
         "statistic's linearised tail (pvalue_is_bound=True), exact for a linear statistic only. A larger "
         "n_resamples or method='monte_carlo' estimates it."
     )
-    return SmoothPValue(math.exp(log_bound), log_bound, (math.exp(log_floor), math.exp(log_bound)),
+    return SmoothPValue(_exp(log_bound, n_var), log_bound, (_exp(log_floor, n_var), _exp(log_bound, n_var)),
                         (log_floor, log_bound), done, 0, True)
 
 
@@ -258,9 +258,16 @@ def _signed_basis(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return basis, signs[:len(kept)]
 
 
-def _estimate(log_w: np.ndarray, done: int, hits: int, log_floor: float) -> SmoothPValue:
+def _exp(log_p: float, n_var: int) -> float:
+    """e^log_p, exactly 2^-n_var at the floor (the observed state's own probability)."""
+    return math.ldexp(1.0, -n_var) if log_p <= -n_var * math.log(2.0) else math.exp(log_p)
+
+
+def _estimate(log_w: np.ndarray, done: int, hits: int, n_var: int) -> SmoothPValue:
     """Pooled estimate and interval from the log-weights of the samples in the region (the
-    others weigh 0), scaled by the largest so nothing under- or overflows at any depth."""
+    others weigh 0), scaled by the largest so nothing under- or overflows at any depth; never
+    below the observed state's own probability 2^-n_var."""
+    log_floor = -n_var * math.log(2.0)
     log_max = float(log_w.max())
     r = np.exp(log_w - log_max)
     r2 = r * r
@@ -271,4 +278,5 @@ def _estimate(log_w: np.ndarray, done: int, hits: int, log_floor: float) -> Smoo
     log_lo = max(log_floor, log_c + math.log1p(-rel)) if rel < 1.0 else log_floor
     log_hi = min(0.0, log_c + math.log1p(rel))
     log_lo = min(log_lo, log_p)
-    return SmoothPValue(math.exp(log_p), log_p, (math.exp(log_lo), math.exp(log_hi)), (log_lo, log_hi), done, hits)
+    return SmoothPValue(_exp(log_p, n_var), log_p, (_exp(log_lo, n_var), _exp(log_hi, n_var)), (log_lo, log_hi),
+                        done, hits)
