@@ -187,3 +187,16 @@ def test_plain_monte_carlo_says_when_its_pvalue_is_the_floor():
     assert deep.pvalue < 1e-10 and not deep.pvalue_is_floor
     resolved = pairperm.monte_carlo_test([2, -1, 3, 0, 1], [-2, 1, -3, 0, -1], n_resamples=999, rng=0)
     assert resolved.hits > 0 and not resolved.pvalue_is_floor
+
+
+def test_cli_reports_a_monte_carlo_pvalue_at_the_floor(tmp_path, capsys):
+    from pairperm.cli import main
+
+    x = np.r_[np.full(300, 5), np.zeros(10, dtype=np.int64)]
+    y = np.r_[np.full(300, 4), np.zeros(10, dtype=np.int64)]
+    f = tmp_path / "acc.csv"
+    f.write_text("".join(f"{a},{b}\n" for a, b in zip(x, y)))
+    assert main(["test", str(f), "--mc", "999"]) == 0
+    assert "the sampler's floor" in capsys.readouterr().out
+    assert main(["test", str(f), "--mc", "999", "--format", "json"]) == 0
+    assert '"pvalue_is_floor": true' in capsys.readouterr().out

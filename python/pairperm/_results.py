@@ -89,13 +89,14 @@ class PermutationTestResult(_Result):
     log_pvalue : float
         Natural log of the p-value, accurate where ``pvalue`` underflows to 0.
     method : str
-        The method asked for (``"auto"``, ``"exact"``, ``"dp"``, ``"fft"``, ``"monte_carlo"``).
+        The method asked for (``"auto"``, ``"exact"``, ``"dp"``, ``"fft"``, ``"monte_carlo"``,
+        ``"importance_sampling"``).
     alternative : str
     engine : str
         What ran: ``"grouped"`` (grouped engine, exponential tilting for tails),
         ``"enumeration"`` (all 2^n states listed), ``"meet_in_the_middle"``, ``"dp"``,
-        ``"fft"``, ``"saddlepoint_is"`` (importance sampling, real-valued scores) or
-        ``"monte_carlo"``.
+        ``"fft"``, ``"saddlepoint_is"`` (importance sampling, real-valued scores),
+        ``"importance_sampling"`` (tilted sampling of a callable statistic) or ``"monte_carlo"``.
     n_resamples, hits : int or None
         Sampling methods only: resamples drawn and resamples at least as extreme.
     pvalue_ci : (float, float) or None
