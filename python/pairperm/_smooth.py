@@ -11,7 +11,8 @@ its boundary: with g the gradient of h at P (central differences over a fraction
 spread of each coordinate), swapping entry n moves the linearised statistic by k_n = g . d_n
 (d_n = swap[n] - stay[n]), and the tilt theta solves sum_n k_n q_n(theta) = t, q_n = logistic(theta
 k_n), where t is where the linearised boundary lies: the tilted mean sits on the boundary, the
-exponential tilt of the real-valued route applied to the linearised sum. The observed tail takes
+exponential tilt of the real-valued route applied to the linearised sum. On a curved boundary a
+few Newton steps re-linearise at the tilted mean until that lies on {h = b}. The observed tail takes
 P = S_obs; the mirror tail of a two-sided test, {h <= -|h_obs|} (or {h >= |h_obs|}), takes P =
 the all-swapped state, where a difference of two systems' metrics is exactly -h_obs.
 
@@ -44,6 +45,9 @@ _CHUNK = 1 << 16
 # over the scale S moves on, not an infinitesimal derivative (smooth statistics of counts are
 # nearly linear on it, and integer-valued ones need a step of at least one).
 _GRADIENT_STEP = 0.05
+# Newton steps aiming a tilt's mean at the curved boundary of its tail (a few suffice: BLEU's
+# boundary is nearly flat on the scale of the null spread).
+_AIM_STEPS = 4
 # Tilted probabilities are rounded to the sampler's grid (multiples of 2^-32, compared with
 # 32-bit uniforms) so that the probability a sample is drawn with is exactly the one its weight
 # uses; kept in [2^-32, 1 - 2^-32], where every weight is finite.
@@ -183,12 +187,23 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
                  (s_swap, h_at(s_swap), -b if observed_upper else b, not observed_upper)]
     tilts = []
     for point, h_point, boundary, greater in tails:
-        g = _gradient(stat, point, lo, hi, spread, integer, func)
-        k = delta @ g
-        # Linearised: h(S) ~ h_point + g . (S - point), S = s_stay + sum B d, so the boundary h = b
-        # is at sum B k = t.
-        t = float(g @ (point - s_stay)) + (boundary - h_point)
-        tilts.append(_tilt(k, t, greater))
+        for _ in range(_AIM_STEPS):
+            g = _gradient(stat, point, lo, hi, spread, integer, func)
+            k = delta @ g
+            # Linearised: h(S) ~ h_point + g . (S - point), S = s_stay + sum B d, so the boundary h = b
+            # is at sum B k = t.
+            t = float(g @ (point - s_stay)) + (boundary - h_point)
+            tilt = _tilt(k, t, greater)
+            # Newton on the curved boundary: re-linearise at the tilted mean until it lies on {h = b},
+            # where the tilt along h's gradient is the dominating point's.
+            mean = np.clip(s_stay + (tilt.thresholds / _GRID) @ delta, lo, hi)
+            if integer:
+                mean = np.rint(mean)
+            h_mean = h_at(mean)
+            if not math.isfinite(h_mean) or abs(h_mean - boundary) <= 0.01 * 0.5 * float(np.sqrt(k @ k)):
+                break
+            point, h_point = mean, h_mean
+        tilts.append(tilt)
     n_tilts = len(tilts)
     # One matrix product gives the sampled sums and every tilt's log-likelihood ratio.
     basis, signs = _signed_basis(delta)
