@@ -200,3 +200,15 @@ def test_cli_reports_a_monte_carlo_pvalue_at_the_floor(tmp_path, capsys):
     assert "the sampler's floor" in capsys.readouterr().out
     assert main(["test", str(f), "--mc", "999", "--format", "json"]) == 0
     assert '"pvalue_is_floor": true' in capsys.readouterr().out
+
+
+def test_no_sample_in_the_region_reports_a_flagged_bound_never_zero():
+    # A statistic flat at the observed point (S_obs = -800, inside the box [-1200, 1200]): its
+    # gradient is 0, so nothing tilts, and its region {S == -800} is the observed state alone
+    # (p = 2^-201), which the untilted sampler never draws.
+    stay = np.r_[np.ones(200, dtype=np.int64), -1000]
+    with pytest.warns(pairperm.PrecisionWarning, match="linearised tail"):
+        r = pairperm.monte_carlo_test(stay, -stay, lambda s: -((s + 800) ** 2), alternative="greater",
+                                      method="importance_sampling", n_resamples=1000, rng=0)
+    assert r.pvalue_is_bound and r.hits == 0 and r.pvalue > 0
+    assert r.log_pvalue_ci[0] <= -201 * math.log(2) <= r.log_pvalue_ci[1]

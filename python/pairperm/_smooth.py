@@ -194,6 +194,8 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
             # is at sum B k = t.
             t = float(g @ (point - s_stay)) + (boundary - h_point)
             tilt = _tilt(k, t, greater)
+            if np.all(tilt.thresholds == _GRID / 2):
+                break  # the null itself reaches the region: nothing to aim
             # Newton on the curved boundary: re-linearise at the tilted mean until it lies on {h = b},
             # where the tilt along h's gradient is the dominating point's.
             mean = np.clip(s_stay + (tilt.thresholds / _GRID) @ delta, lo, hi)
@@ -245,7 +247,7 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
     log_bound = max(log_floor, min(0.0, float(np.logaddexp.reduce([tl.log_chernoff for tl in tilts]))))
     warn_caller(
         f"{func}: no importance sample reached the rejection region; reporting the Chernoff bound of the "
-        "statistic's linearised tail (pvalue_is_bound=True), exact for a linear statistic only. A larger "
+        "statistic's linearised tail (pvalue_is_bound=True), an upper bound for a linear statistic only. A larger "
         "n_resamples or method='monte_carlo' estimates it."
     )
     return SmoothPValue(_exp(log_bound, n_var), log_bound, (_exp(log_floor, n_var), _exp(log_bound, n_var)),
