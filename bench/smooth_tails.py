@@ -50,12 +50,12 @@ def pair_at(target, n=N):
     for _ in range(30):
         mid = 0.5 * (lo + hi)
         b = bleu_stats(np.random.default_rng(1), n, mid)
-        p = pairperm.compare(b, a, "bleu", rng=0).pvalue
-        if p > target:
+        log_p = pairperm.compare(b, a, "bleu", rng=0).result.log_pvalue
+        if log_p > np.log(target):
             lo = mid
         else:
             hi = mid
-        if abs(np.log10(p) - np.log10(target)) < 0.3:
+        if abs(log_p - np.log(target)) < 0.3 * np.log(10):
             break
     return b, a
 
@@ -102,7 +102,7 @@ def counts(rng, n, recall):
     return np.stack([tp, rng.poisson(0.6, n), gold - tp], axis=1)
 
 
-def coverage(seeds=400, n=14):
+def coverage(seeds=200, n=14):
     rng = np.random.default_rng(3)
     shapes = {
         "BLEU": (bleu_stats(rng, n, 0.8, 14), bleu_stats(rng, n, 0.45, 14), bleu_from_sums),
@@ -129,7 +129,9 @@ def coverage(seeds=400, n=14):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--coverage", action="store_true")
+    parser.add_argument("--coverage-only", action="store_true")
     args = parser.parse_args()
-    tails()
-    if args.coverage:
+    if not args.coverage_only:
+        tails()
+    if args.coverage or args.coverage_only:
         coverage()
