@@ -101,12 +101,13 @@ def test_callable_metric_sees_summed_statistics_of_each_system():
     def ratio(s):
         return s[:, 0] / (s[:, 0] + s[:, 1])
 
-    r = pairperm.compare(a, b, ratio, n_resamples=2000, rng=2, alternative="greater")
     sa, sb = a.sum(axis=0), b.sum(axis=0)
-    assert r.statistic == pytest.approx(sa[0] / sa.sum() - sb[0] / sb.sum())
-    ref = pairperm.monte_carlo_test(np.c_[a, b], np.c_[b, a], lambda s: ratio(s[:, :2]) - ratio(s[:, 2:]),
-                                    n_resamples=2000, rng=2, alternative="greater")
-    assert r.pvalue == ref.pvalue
+    for method in ("monte_carlo", "importance_sampling"):
+        r = pairperm.compare(a, b, ratio, n_resamples=2000, rng=2, alternative="greater", method=method)
+        assert r.statistic == pytest.approx(sa[0] / sa.sum() - sb[0] / sb.sum())
+        ref = pairperm.monte_carlo_test(np.c_[a, b], np.c_[b, a], lambda s: ratio(s[:, :2]) - ratio(s[:, 2:]),
+                                        n_resamples=2000, rng=2, alternative="greater", method=method)
+        assert r.pvalue == ref.pvalue
 
 
 @pytest.mark.parametrize("scores, engine, words", [

@@ -67,6 +67,16 @@ void bind_real(py::module_& m) {
         "Tilted importance sampling in rounds of n_resamples; a dict of the estimate, its 95% interval "
         "(linear and log scale), the Lugannani-Rice value, the tilt, samples drawn, hits and is_bound.");
     m.def(
+        "weighted_mean_interval",
+        [](double s1, double s2, double s3, double s4, double n_samples) {
+            if (!(n_samples >= 2)) throw std::invalid_argument("n_samples must be >= 2");
+            const WeightedMeanInterval r = weighted_mean_interval(s1, s2, s3, s4, n_samples);
+            return py::make_tuple(r.mean, r.relative_half_width);
+        },
+        py::arg("s1"), py::arg("s2"), py::arg("s3"), py::arg("s4"), py::arg("n_samples"),
+        "(mean, relative half-width of its 95% interval) of importance weights scaled into [0, 1], "
+        "from their power sums s_k = sum r^k over n_samples draws (Edgeworth-corrected critical value).");
+    m.def(
         "real_monte_carlo",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
            std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {

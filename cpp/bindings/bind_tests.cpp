@@ -60,6 +60,27 @@ void bind_tests(py::module_& m) {
             return out;
         },
         py::arg("stay"), py::arg("swap"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0);
+    m.def(
+        "tilted_sample_sums",
+        [](const py::array_t<double, py::array::c_style | py::array::forcecast>& cols,
+           const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& thresholds,
+           std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
+            if (cols.ndim() != 2 || thresholds.ndim() != 1 || thresholds.shape(0) != cols.shape(0))
+                throw std::invalid_argument("tilted_sample_sums: cols must have shape (N, c) and thresholds (N,)");
+            const auto n = static_cast<std::size_t>(cols.shape(0));
+            const auto c = static_cast<std::size_t>(cols.shape(1));
+            const std::uint64_t* t = thresholds.data();
+            for (std::size_t i = 0; i < n; ++i)
+                if (t[i] > (std::uint64_t{1} << 32))
+                    throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^32");
+            py::array_t<double> out({static_cast<py::ssize_t>(n_resamples), static_cast<py::ssize_t>(c)});
+            const double* a = cols.data();
+            double* o = out.mutable_data();
+            without_gil([&] { tilted_sample_sums(a, n, c, t, n_resamples, seed, o, n_threads); });
+            return out;
+        },
+        py::arg("cols"), py::arg("thresholds"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0,
+        "(n_resamples, c) sums of the rows of cols, row n taken with probability thresholds[n] / 2^32.");
 }
 
 }  // namespace pairperm::bindings

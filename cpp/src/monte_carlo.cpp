@@ -71,4 +71,33 @@ void sample_sums(const std::int64_t* stay, const std::int64_t* swap, std::size_t
     });
 }
 
+void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const std::uint64_t* thresholds,
+                        std::size_t n_resamples, std::uint64_t seed, double* out, unsigned n_threads) {
+    const std::size_t n_blocks = (n_resamples + block - 1) / block;
+    unsigned threads = detail::resolve_threads(n_threads);
+    if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) threads = 1;
+    detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
+        detail::Xoshiro256 rng = detail::block_stream(seed, b);
+        const std::size_t last = std::min(n_resamples, (b + 1) * block);
+        for (std::size_t r = b * block; r < last; ++r) {
+            progress.add(n * c);
+            double* row = out + r * c;
+            std::fill(row, row + c, 0.0);
+            // Two 32-bit uniforms per draw: entry i swaps when its uniform is below its threshold.
+            // Branch-free (a 0/1 factor): swaps are coin flips, which a branch would mispredict.
+            for (std::size_t i = 0; i < n; i += 2) {
+                const std::uint64_t bits = rng();
+                const double take0 = (bits & 0xFFFFFFFFULL) < thresholds[i] ? 1.0 : 0.0;
+                const double* col = cols + i * c;
+                for (std::size_t d = 0; d < c; ++d) row[d] += take0 * col[d];
+                if (i + 1 < n) {
+                    const double take1 = (bits >> 32) < thresholds[i + 1] ? 1.0 : 0.0;
+                    col += c;
+                    for (std::size_t d = 0; d < c; ++d) row[d] += take1 * col[d];
+                }
+            }
+        }
+    });
+}
+
 }  // namespace pairperm

@@ -599,6 +599,23 @@ double critical_value(double skew, double excess_kurtosis, double n_samples) {
 
 }  // namespace
 
+WeightedMeanInterval weighted_mean_interval(double s1, double s2, double s3, double s4, double n_samples) {
+    // Mean, standard error, skewness and kurtosis of the pooled weights.
+    const double K = n_samples;
+    const double mean = s1 / K, e2 = s2 / K, e3 = s3 / K, e4 = s4 / K;
+    const double m2 = std::max(0.0, e2 - mean * mean);
+    const double m3 = e3 - 3.0 * mean * e2 + 2.0 * mean * mean * mean;
+    const double m4 = e4 - 4.0 * mean * e3 + 6.0 * mean * mean * e2 - 3.0 * mean * mean * mean * mean;
+    const double se = std::sqrt(m2 * K / (K - 1.0) / K);
+    const double skew = m2 > 0 ? m3 / std::pow(m2, 1.5) : 0.0;
+    const double kurt = m2 > 0 ? m4 / (m2 * m2) - 3.0 : 0.0;
+    const double z = critical_value(skew, kurt, K);
+    WeightedMeanInterval out;
+    out.mean = mean;
+    out.relative_half_width = mean > 0 ? z * se / mean : kInf;
+    return out;
+}
+
 RealISResult real_saddlepoint_is(const RealProblem& problem, std::size_t n_resamples, std::uint64_t seed,
                                  unsigned n_threads, std::size_t max_rounds, double target_relative_half_width) {
     if (n_resamples < 2) throw std::invalid_argument("n_resamples must be >= 2 for importance sampling");
@@ -689,17 +706,9 @@ RealISResult real_saddlepoint_is(const RealProblem& problem, std::size_t n_resam
         out.n_resamples += n_resamples;
         out.hits = sums.hits;
         if (sums.hits == 0) continue;  // nothing to estimate from yet: keep sampling
-        // Mean, standard error, skewness and kurtosis of the pooled weights of all rounds.
-        const auto K = static_cast<double>(out.n_resamples);
-        const double mean = sums.s1 / K, e2 = sums.s2 / K, e3 = sums.s3 / K, e4 = sums.s4 / K;
-        const double m2 = std::max(0.0, e2 - mean * mean);
-        const double m3 = e3 - 3.0 * mean * e2 + 2.0 * mean * mean * mean;
-        const double m4 = e4 - 4.0 * mean * e3 + 6.0 * mean * mean * e2 - 3.0 * mean * mean * mean * mean;
-        const double se = std::sqrt(m2 * K / (K - 1.0) / K);
-        const double skew = m2 > 0 ? m3 / std::pow(m2, 1.5) : 0.0;
-        const double kurt = m2 > 0 ? m4 / (m2 * m2) - 3.0 : 0.0;
-        const double z = critical_value(skew, kurt, K);
-        const double rel = z * se / mean;  // relative half-width of the small tail's interval
+        const WeightedMeanInterval pooled = weighted_mean_interval(sums.s1, sums.s2, sums.s3, sums.s4,
+                                                                   static_cast<double>(out.n_resamples));
+        const double mean = pooled.mean, rel = pooled.relative_half_width;
         const double log_c = log_max_weight + std::log(mean);
         // The small tail lies in [2^-n, e^{-rate}] (the all-zero state; the Chernoff bound).
         const double log_c_lo = std::max(log_all_zero, rel < 1.0 ? log_c + std::log1p(-rel) : -kInf);

@@ -1,7 +1,9 @@
 """compare(): the right test for an evaluation metric in one call (Dror & Reichart's table).
 
-Exact tests wherever one exists on this engine; otherwise Monte Carlo permutation
-(approximate randomisation) for corpus-level and user-defined metrics of summed statistics.
+Exact tests wherever one exists on this engine; otherwise, for corpus-level and user-defined
+metrics of summed statistics, the paired permutation of entries estimated by tilted importance
+sampling (relative error bar at any depth), or by plain Monte Carlo (approximate randomisation)
+on request.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def _is_integral(arr: np.ndarray) -> bool:
 _ENGINE_WORDS = {
     "monte_carlo": "Monte Carlo (sampled p-value with a Clopper-Pearson interval)",
     "saddlepoint_is": "tilted importance sampling (estimated p-value with a relative error bar)",
+    "importance_sampling": "tilted importance sampling (estimated p-value with a relative error bar)",
     "meet_in_the_middle": "exact (meet in the middle)",
     "enumeration": "exact (all swap patterns listed)",
     "dp": "exact (dynamic programme)",
@@ -71,11 +74,6 @@ _ENGINE_WORDS = {
 
 def _how(result: Any) -> str:
     return _ENGINE_WORDS.get(str(result.engine), f"engine {result.engine!r}")
-
-
-def _only_auto(method: str, what: str) -> None:
-    if method != "auto":
-        raise ValueError(f"compare: {what} has a single method; method must be 'auto', got {method!r}")
 
 
 def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
@@ -117,11 +115,24 @@ def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int,
                                      f"(Dror & Reichart), method {r.method!r}")
 
 
+#: Methods of the metrics of summed statistics ("auto": importance sampling).
+SUMMED_METHODS = ("auto", "importance_sampling", "monte_carlo")
+
+
+def summed_statistics_method(method: Any, what: str) -> str:
+    """The monte_carlo_test method that `method` asks for on a metric of summed statistics:
+    "auto" is tilted importance sampling, whose relative error bar survives a multiple-comparison
+    correction where plain sampling's floor 1 / (1 + n_resamples) would not."""
+    if not isinstance(method, str) or method not in SUMMED_METHODS:
+        raise ValueError(f"compare: {what} takes method {', '.join(map(repr, SUMMED_METHODS))}; got {method!r}")
+    return "importance_sampling" if method == "auto" else method
+
+
 def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
             method: Any = "auto", groups: Any = None) -> CompareResult:
     """macro-F1 / BLEU of summed integer statistics."""
     func = "compare"
-    _only_auto(method, f"metric={metric!r} (Monte Carlo permutation)")
+    method = summed_statistics_method(method, f"metric={metric!r}")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
     check_paired_index(x, y, ("x", "y"), func)
     xa = as_int_array(x, "x", func, ndim=(2, 3), hint=hint)
@@ -131,27 +142,28 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     if (metric == "macro_f1" and not (len(shape) == 2 and shape[1] == 3)) or (metric == "bleu" and shape != (10,)):
         raise ValueError(f"{func}: metric={metric!r} needs statistics of shape {_CORPUS_SHAPES[metric]}; got {xa.shape}")
     one = (lambda s: _bootstrap.f1_from_sums(s).mean(axis=-1)) if metric == "macro_f1" else _bootstrap.bleu_from_sums
-    r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng, groups, x)
+    r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng, method, groups, x)
     return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
-                                        "engine: Monte Carlo paired permutation (approximate randomisation)",
+                                        f"engine: paired permutation of entries, {_how(r)}",
                  effect=_bootstrap_effect(xa, ya, metric, rng))
 
 
 def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, rng: Any,
               method: Any = "auto", groups: Any = None) -> CompareResult:
     func = "compare"
-    _only_auto(method, "a user-defined metric (Monte Carlo permutation)")
+    method = summed_statistics_method(method, "a user-defined metric")
     check_paired_index(x, y, ("x", "y"), func)
     xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
     ya = as_real_array(y, "y", func, ndim=(1, 2, 3))
     check_same_length(xa, ya, "x", "y", func)
-    r = _permute_summed_statistics(xa, ya, metric, alternative, n_resamples, rng, groups, x)
-    return _done(r, "monte_carlo_test", "user-defined metric of summed statistics: Monte Carlo paired permutation "
-                                        "(approximate randomisation)", effect=_bootstrap_effect(xa, ya, metric, rng))
+    r = _permute_summed_statistics(xa, ya, metric, alternative, n_resamples, rng, method, groups, x)
+    return _done(r, "monte_carlo_test", f"user-defined metric of summed statistics: paired permutation of entries, "
+                                        f"{_how(r)}", effect=_bootstrap_effect(xa, ya, metric, rng))
 
 
 def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np.ndarray], Any], alternative: Any,
-                               n_resamples: int, rng: Any, groups: Any = None, raw_x: Any = None) -> Any:
+                               n_resamples: int, rng: Any, method: str = "importance_sampling", groups: Any = None,
+                               raw_x: Any = None) -> Any:
     """The paired-permutation test of metric(A) - metric(B) for a metric of summed per-entry
     statistics: swapping an entry swaps its two rows of statistics, so the local effects are
     (x_n, y_n) and (y_n, x_n), and the metric sees the summed statistics as float64 of shape
@@ -170,7 +182,7 @@ def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np
         units = read_groups(groups, n, "compare", like=raw_x)
         fx, fy = unit_sums(fx, units, "x", "compare"), unit_sums(fy, units, "y", "compare")
     return _montecarlo.monte_carlo_test(np.concatenate([fx, fy], axis=1), np.concatenate([fy, fx], axis=1), statistic,
-                                        n_resamples=n_resamples, rng=rng, alternative=alternative)
+                                        n_resamples=n_resamples, rng=rng, alternative=alternative, method=method)
 
 
 _ROUTES: dict[str, Callable[..., CompareResult]] = {
@@ -206,7 +218,9 @@ def compare(
     - ``"f1"``, ``"precision"``, ``"recall"`` ((N, 3) or (N, 2) counts): ``f1_test``,
       ``precision_test``, ``recall_test``; exact structured tests.
     - ``"macro_f1"`` ((N, C, 3)), ``"bleu"`` ((N, 10)): :func:`monte_carlo_test`; no exact
-      engine, approximate randomisation of summed statistics.
+      engine: the paired permutation of entries, by tilted importance sampling (a p-value
+      with a relative error bar at any depth, so it survives a multiple-comparison
+      correction), or plain Monte Carlo with ``method="monte_carlo"``.
     - ``"perplexity"`` (real, (N,)): :func:`wilcoxon_test` (Dror & Reichart's
       recommendation), exact or with a certified error bound; lower is better.
     - ``"mean"`` and the per-entry real-valued metrics ``"comet"``, ``"bleurt"``,
@@ -218,7 +232,7 @@ def compare(
       remain available directly.
     - a callable (vectorised on summed statistics: it receives float64 sums of shape
       ``(K,) + x.shape[1:]`` and returns K values): :func:`monte_carlo_test`, the paired
-      permutation of entries (approximate randomisation), as for macro-F1 and BLEU.
+      permutation of entries, as for macro-F1 and BLEU.
       :func:`bootstrap_test` remains available directly.
 
     Parameters
@@ -244,7 +258,8 @@ def compare(
         (exact engine when cheap, else the certified band-limited inversion, ~0.3 s at
         N = 10^5), "exact" (the exact engine; refused above a few thousand distinct ranks),
         "monte_carlo". Real-valued means: :func:`permutation_test`'s "auto", "exact",
-        "monte_carlo". "macro_f1", "bleu" and callables have one method: only "auto".
+        "monte_carlo". "macro_f1", "bleu" and callables: "auto" (= "importance_sampling"),
+        "monte_carlo" (plain sampling; its p-value is at least 1 / (1 + n_resamples)).
 
     Returns
     -------

@@ -52,6 +52,9 @@ def band_pvalue(summary: EffectSummary, alternative: str, max_work: float) -> tu
 def sample_sums(
     stay: npt.ArrayLike, swap: npt.ArrayLike, n_resamples: int, seed: int, n_threads: int = 0
 ) -> npt.NDArray[np.int64]: ...
+def tilted_sample_sums(
+    cols: npt.ArrayLike, thresholds: npt.ArrayLike, n_resamples: int, seed: int, n_threads: int = 0,
+) -> npt.NDArray[np.float64]: ...
 
 # m-dimensional local effects and exact ratio statistics (cpp/bindings/bind_multidim.cpp)
 _Coef = Tuple[int, int, int]
@@ -106,6 +109,7 @@ def real_saddlepoint_is(
     stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
     n_threads: int = 0, max_rounds: int = 1, target_relative_half_width: float = 0.0,
 ) -> dict[str, Any]: ...
+def weighted_mean_interval(s1: float, s2: float, s3: float, s4: float, n_samples: float) -> tuple[float, float]: ...
 def real_monte_carlo(
     stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
     n_threads: int = 0,

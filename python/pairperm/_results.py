@@ -143,13 +143,14 @@ class PermutationTestResult(_Result):
     log_pvalue : float
         Natural log of the p-value, accurate where ``pvalue`` underflows to 0.
     method : str
-        The method asked for (``"auto"``, ``"exact"``, ``"dp"``, ``"fft"``, ``"monte_carlo"``).
+        The method asked for (``"auto"``, ``"exact"``, ``"dp"``, ``"fft"``, ``"monte_carlo"``,
+        ``"importance_sampling"``).
     alternative : str
     engine : str
         What ran: ``"grouped"`` (grouped engine, exponential tilting for tails),
         ``"enumeration"`` (all 2^n states listed), ``"meet_in_the_middle"``, ``"dp"``,
-        ``"fft"``, ``"saddlepoint_is"`` (importance sampling, real-valued scores) or
-        ``"monte_carlo"``.
+        ``"fft"``, ``"saddlepoint_is"`` (importance sampling, real-valued scores),
+        ``"importance_sampling"`` (tilted sampling of a callable statistic) or ``"monte_carlo"``.
     n_resamples, hits : int or None
         Sampling methods only: resamples drawn and resamples at least as extreme.
     pvalue_ci : (float, float) or None
@@ -161,6 +162,11 @@ class PermutationTestResult(_Result):
         True when ``pvalue`` is only an upper bound (a ``PrecisionWarning`` says why).
     stopped_early : bool
         Monte Carlo with ``alpha``: the interval excluded alpha before all resamples were drawn.
+    pvalue_is_floor : bool
+        Plain Monte Carlo with no resample as extreme as the observed statistic: ``pvalue`` is
+        the sampler's floor ``1 / (1 + n_resamples)``, and the exact p-value may be any amount
+        smaller (a ``PrecisionWarning`` says so; ``method="importance_sampling"`` of
+        :func:`pairperm.monte_carlo_test` resolves it).
     null_distribution : Distribution, MultiDistribution or None
         Null distribution of S, recomputed on first access (None for sampling methods).
 
@@ -194,12 +200,13 @@ class PermutationTestResult(_Result):
     stopped_early: bool = False
     log_pvalue_ci: Optional[tuple] = None
     difference: Union[int, float, None] = None
+    pvalue_is_floor: bool = False
     _null: Any = field(default=None, compare=False)
     _effect: Any = field(default=None, compare=False)
 
     _shown: ClassVar[tuple[str, ...]] = (
         "statistic", "difference", "pvalue", "log_pvalue", "pvalue_is_bound", "method", "engine", "alternative",
-        "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early",
+        "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early", "pvalue_is_floor",
     )
 
     @property

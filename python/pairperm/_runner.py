@@ -96,13 +96,31 @@ def plan(effects: LocalEffects, kind: str, method: str) -> Any:
 
 def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func: str,
         mc: MonteCarloOptions, result_type: type = PermutationTestResult) -> Any:
-    """Run one test: `method` is "auto", "exact", "dp", "fft" or "monte_carlo"."""
+    """Run one test: `method` is "auto", "exact", "dp", "fft", "monte_carlo" or
+    "importance_sampling" (a callable statistic's tilted sampler)."""
+    if method == "importance_sampling":
+        from ._smooth import smooth_pvalue
+
+        r = smooth_pvalue(effects, stat, alternative, n_resamples=mc.n_resamples, seed=mc.seed, n_jobs=mc.n_jobs,
+                         func=func)
+        return result_type(
+            statistic=stat.value, pvalue=r.pvalue, log_pvalue=r.log_pvalue, method=method, alternative=alternative,
+            engine="importance_sampling", n_resamples=r.n_resamples, hits=r.hits, pvalue_ci=r.pvalue_ci,
+            log_pvalue_ci=r.log_pvalue_ci, pvalue_is_bound=r.pvalue_is_bound,
+        )
     if method == "monte_carlo":
         est = monte_carlo(effects, stat, alternative, mc)
+        if est.hits == 0:
+            warn_caller(
+                f"{func}: no resample was as extreme as the observed statistic, so the p-value is the sampler's "
+                "floor 1 / (1 + n_resamples) (pvalue_is_floor=True) and the exact p-value may be far smaller; a "
+                "multiple-comparison correction of this floor can hide a real difference. Exact methods or "
+                "importance sampling resolve it."
+            )
         return result_type(
             statistic=stat.value, pvalue=est.pvalue, log_pvalue=math.log(est.pvalue), method=method,
             alternative=alternative, engine="monte_carlo", n_resamples=est.n_resamples, hits=est.hits,
-            pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early,
+            pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early, pvalue_is_floor=est.hits == 0,
         )
     if effects.is_real:
         return _real(effects, stat, alternative, method, func, mc, result_type)

@@ -98,12 +98,12 @@ class CallableStatistic:
     results tie within rtol * |h_obs| (see the test functions' ``rtol``)."""
 
     def __init__(self, fn: Callable[[np.ndarray], Any], effects: LocalEffects, rtol: float, func: str) -> None:
-        self._fn = fn
-        self._one_d = effects.one_d
+        self.fn = fn
+        self.one_d = effects.one_d
         self._func = func
         # h sees S as the engines form it: int64 for integer effects, float64 for real ones.
         dtype = np.float64 if effects.is_real else np.int64
-        obs = np.asarray(effects.observed, dtype=dtype).reshape((1,) if self._one_d else (1, effects.m))
+        obs = np.asarray(effects.observed, dtype=dtype).reshape((1,) if self.one_d else (1, effects.m))
         h_obs = apply_vectorised(fn, obs, 1, func)
         if not np.isfinite(h_obs).all():
             raise ValueError(f"{func}: the statistic is {h_obs[0]} at the observed value; it must be finite")
@@ -113,8 +113,8 @@ class CallableStatistic:
 
     kind = "distribution"
 
-    def _extreme(self, points: np.ndarray, alternative: str) -> np.ndarray:
-        h = apply_vectorised(self._fn, points[:, 0] if self._one_d else points, len(points), self._func)
+    def extreme(self, points: np.ndarray, alternative: str) -> np.ndarray:
+        h = apply_vectorised(self.fn, points[:, 0] if self.one_d else points, len(points), self._func)
         if not np.isfinite(h).all():
             bad = int(np.argmin(np.isfinite(h)))
             raise ValueError(
@@ -136,11 +136,11 @@ class CallableStatistic:
         for points, weights in chunks:
             keep = weights > 0  # impossible states (lattice holes, round-off zeros) are never evaluated
             if keep.any():
-                terms.extend(weights[keep][self._extreme(points[keep], alternative)].tolist())
+                terms.extend(weights[keep][self.extreme(points[keep], alternative)].tolist())
         return float(min(1.0, math.fsum(terms)))
 
     def count(self, sums: np.ndarray, alternative: str) -> int:
-        return int(np.count_nonzero(self._extreme(sums, alternative)))
+        return int(np.count_nonzero(self.extreme(sums, alternative)))
 
 
 class RealSumStatistic:

@@ -80,6 +80,17 @@ struct RealISResult {
     bool is_bound = false;                       // no sample hit: pvalue is the Chernoff upper bound
 };
 
+// The mean of n_samples importance weights r (scaled into [0, 1]; 0 off the region) from their
+// power sums s_k = sum r^k, and the relative half-width of its 95% interval mean +- z SE: z from
+// the second-order Edgeworth expansion of the studentized mean (skewed weights: z > 1.96), solved
+// for a coverage of at least 95%. Infinite when the mean is 0. Every importance sampler of the
+// library reports its interval through this.
+struct WeightedMeanInterval {
+    double mean = 0.0;
+    double relative_half_width = 0.0;
+};
+WeightedMeanInterval weighted_mean_interval(double s1, double s2, double s3, double s4, double n_samples);
+
 // Importance sampling under the exponentially tilted law, one tail P[T <= b] with the tilt at
 // the saddlepoint; the upper tail by the symmetry T -> sum(k) - T; two-sided = twice one tail
 // (the two parts of the region are disjoint mirror images). Rounds of n_resamples samples (each
