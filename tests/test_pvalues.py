@@ -270,3 +270,22 @@ def test_huge_unrelated_effects_fall_back_to_exact_enumeration():
     for alt in ("two-sided", "greater", "less"):
         ref = exact_pvalue_sparse(db, [-v for v in db], alt)
         assert rel_err(pairperm.permutation_test(xb, yb, alternative=alt).pvalue, ref) <= 1e-12
+
+
+@pytest.mark.parametrize("shift", [0, 300, 1000, 2000, 2500])
+def test_grouped_tail_with_large_groups_and_wide_steps_matches_exact_arithmetic(shift):
+    # Thousands of entries in a few groups (magnitudes near 1 at low frequencies, where the
+    # characteristic function must not lose digits) next to steps up to 37 whose phases
+    # j k' wrap around the transform length many times; observed values from the centre to
+    # p ~ 1e-218.
+    rng = np.random.default_rng(97)
+    k = np.concatenate([np.full(1500, 1), np.full(700, 2), np.full(300, 3), rng.integers(4, 38, 60)])
+    signs = np.where(rng.random(k.size) < 0.5, 1, -1)
+    signs[: shift] = 1
+    stay, swap = signs * k, -signs * k
+    s = _core.summarize(stay, swap)
+    for alt in ALTERNATIVES:
+        exact = exact_pvalue(stay, swap, alt)
+        p, log_p = _core.grouped_pvalue(s, alt)
+        assert rel_err(p, exact) <= 1e-10
+        assert abs(log_p - log_fraction(exact)) <= 1e-10 * max(1.0, abs(log_fraction(exact)))

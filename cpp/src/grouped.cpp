@@ -114,31 +114,84 @@ void for_each_candidate(const FrequencyFilter& filter, std::size_t M, Visit&& vi
     }
 }
 
+// e^{2 pi i m / M} for any residue m, from two tables of ~sqrt(M) exactly reduced sincos
+// values each: e^{2 pi i (a B + b) / M} = coarse[a] fine[b]. One complex multiply per look-up
+// (error ~2 ulp, as a sincos of an exactly reduced argument) instead of a sincos per
+// frequency x group, and the argument stays exactly reduced mod M however large j k' is.
+class UnitRoots {
+public:
+    explicit UnitRoots(std::int64_t M) : M_(M) {
+        B_ = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(M))));
+        const auto n_coarse = static_cast<std::size_t>((M + B_ - 1) / B_);
+        fine_.resize(2 * static_cast<std::size_t>(B_));
+        coarse_.resize(2 * n_coarse);
+        const double step = 2.0 * pi / static_cast<double>(M);
+        for (std::int64_t b = 0; b < B_; ++b) {
+            const auto i = static_cast<std::size_t>(b);
+            fine_[2 * i] = std::cos(step * static_cast<double>(b));
+            fine_[2 * i + 1] = std::sin(step * static_cast<double>(b));
+        }
+        for (std::size_t a = 0; a < n_coarse; ++a) {
+            const double x = step * static_cast<double>(static_cast<std::int64_t>(a) * B_);
+            coarse_[2 * a] = std::cos(x);
+            coarse_[2 * a + 1] = std::sin(x);
+        }
+    }
+    // cos and sin of 2 pi m / M, 0 <= m < M.
+    void at(std::int64_t m, double& re, double& im) const {
+        const auto a = static_cast<std::size_t>(m / B_), b = static_cast<std::size_t>(m % B_);
+        const double ar = coarse_[2 * a], ai = coarse_[2 * a + 1], br = fine_[2 * b], bi = fine_[2 * b + 1];
+        re = ar * br - ai * bi;
+        im = ar * bi + ai * br;
+    }
+    std::int64_t modulus() const { return M_; }
+
+private:
+    std::int64_t M_, B_ = 1;
+    std::vector<double> fine_, coarse_;
+};
+
 // Phase 4. The tilted characteristic function at frequency 2 pi j / M, times the phase
 // that moves the window start to index 0, into spectrum[2j], spectrum[2j + 1] (left at
-// zero when negligible).
-void evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, std::int64_t Mi, std::int64_t phase_shift,
-                        double* spectrum) {
-    const double pi_over_M = pi / static_cast<double>(Mi);
+// zero when negligible). Each residual factor (1 - r) + r e^{sign i y}, y = 2 pi j k' / M,
+// needs only cos y and sin y (a table look-up): |.|^2 = 1 - 4 r (1 - r) sin^2(y / 2), so a
+// log1p and an atan2 per group remain.
+void evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const UnitRoots& roots,
+                        std::int64_t phase_shift, std::vector<double>& scratch, double* spectrum) {
+    const std::int64_t Mi = roots.modulus();
     const auto ji = static_cast<std::int64_t>(j);
+    // log(1 - a) <= -a bounds log|phi| from above by sum -count 2 r (1 - r) sin^2(y / 2): where
+    // that alone is negligible no log1p or atan2 is needed. The exact sum then decides, as
+    // its partial sums only decrease.
+    scratch.resize(2 * gs.size());
+    double bound = 0.0;
+    for (std::size_t i = 0; i < gs.size(); ++i) {
+        const TiltedGroup& g = gs[i];
+        double cy, sy;
+        roots.at((ji * g.k_mod) % Mi, cy, sy);
+        // sin^2(y / 2) without the cancellation of 1 - cos y near y = 0, where the
+        // magnitude is near 1 and matters most.
+        const double s2 = cy > 0 ? 0.5 * sy * sy / (1.0 + cy) : 0.5 * (1.0 - cy);
+        bound -= 0.5 * g.count * g.four_rq * s2;
+        scratch[2 * i] = s2;
+        scratch[2 * i + 1] = sy;
+    }
+    if (!(bound > log_negligible)) return;
     double log_mag = 0.0, phase = 0.0;
-    for (const TiltedGroup& g : gs) {
-        const std::int64_t m = (ji * g.k_mod) % Mi;
-        const double x = pi_over_M * static_cast<double>(m);
-        const double sx = std::sin(x), cx = std::cos(x);
-        const double s2 = sx * sx;
+    for (std::size_t i = 0; i < gs.size(); ++i) {
+        const TiltedGroup& g = gs[i];
+        const double s2 = scratch[2 * i], sy = scratch[2 * i + 1];
         log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
         if (!(log_mag > log_negligible)) return;
-        // Residual factor (1 - r) + r e^{sign * i * 2x}.
         const double re = 1.0 - 2.0 * g.r * s2;
-        const double im = g.sign * 2.0 * g.r * sx * cx;
+        const double im = g.sign * g.r * sy;
         phase += g.count * std::atan2(im, re);
     }
-    const std::int64_t m0 = (ji * phase_shift) % Mi;
-    phase += 2.0 * pi_over_M * static_cast<double>(m0);
-    const double mag = std::exp(log_mag);
-    spectrum[2 * j] = mag * std::cos(phase);
-    spectrum[2 * j + 1] = mag * std::sin(phase);
+    double c0, s0;
+    roots.at((ji * phase_shift) % Mi, c0, s0);
+    const double mag = std::exp(log_mag), cp = std::cos(phase), sp = std::sin(phase);
+    spectrum[2 * j] = mag * (cp * c0 - sp * s0);
+    spectrum[2 * j + 1] = mag * (sp * c0 + cp * s0);
 }
 
 }  // namespace
@@ -153,10 +206,12 @@ std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::
     const std::vector<TiltedGroup> gs = tilted_groups(law, theta, Mi, shift);
     const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
     std::vector<double> spectrum(2 * (M / 2 + 1), 0.0);
+    const UnitRoots roots(Mi);
+    std::vector<double> scratch;
     Progress progress;
     for_each_candidate(choose_filter(gs), M, [&](std::size_t j) {
         progress.add(gs.size());
-        evaluate_frequency(gs, j, Mi, phase_shift, spectrum.data());
+        evaluate_frequency(gs, j, roots, phase_shift, scratch, spectrum.data());
     });
     std::vector<double> out(M);
     inverse_real_fft(spectrum.data(), out.data(), M, 1.0 / static_cast<double>(M));

@@ -92,12 +92,18 @@ double grouped_tail_work(const EffectSummary& summary) {
     const double window = 2.0 * detail::hoeffding_halfwidth(law.variance_range, detail::log_tilted_window_eps) + 1.0;
     // The filter keeps frequencies near multiples of 1/k' of a group whose count makes its
     // factor decay fast: a fraction ~2 delta + k' / window (see the grouped engine's filter).
+    // The band term depends on the count alone, and without ties every count is 1: evaluate
+    // it once per run of equal counts rather than per group.
     double keep = 1.0;
+    std::int64_t last_count = -1;
+    double band = INFINITY;  // +inf: the group's factor never becomes negligible
     for (const Group& g : law.groups) {
-        const double tau = -std::expm1(2.0 * detail::log_negligible_spectrum / static_cast<double>(g.count));
-        if (tau < 1.0)
-            keep = std::min(keep, 2.0 * std::asin(std::sqrt(tau)) / detail::pi +
-                                      static_cast<double>(g.k) / window);
+        if (g.count != last_count) {
+            last_count = g.count;
+            const double tau = -std::expm1(2.0 * detail::log_negligible_spectrum / static_cast<double>(g.count));
+            band = tau < 1.0 ? 2.0 * std::asin(std::sqrt(tau)) / detail::pi : INFINITY;
+        }
+        if (band < INFINITY) keep = std::min(keep, band + static_cast<double>(g.k) / window);
     }
     return window / 2.0 * keep * std::min<double>(static_cast<double>(law.groups.size()), 64.0);
 }
