@@ -159,3 +159,24 @@ def test_compare_table_with_an_id_column(tmp_path, capsys):
     f.write_text("doc_id,A,B\n" + "".join(f"{i},{a},{b}\n" for i, a, b in zip(IDS[:7] + ["doc0"], A, B)))
     code, _, err = run(["compare", str(f), "--metric", "sum", "--id-column", "doc_id"], capsys)
     assert code == 2 and "duplicated ids: 'doc0'" in err
+
+
+def test_reading_a_table_holds_less_than_three_times_the_file(tmp_path):
+    import tracemalloc
+
+    from pairperm._files import read_table
+
+    rng = np.random.default_rng(0)
+    n = 600_000
+    path = tmp_path / "scores.csv"
+    np.savetxt(path, rng.integers(0, 10, (n, 2)), fmt="%d", delimiter=",")  # 4 bytes a line
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        table = read_table(str(path), widths=(2,))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(table) == n and all(c.dtype.kind == "i" for c in table.columns)
+    assert np.array_equal(np.column_stack(table.columns), np.loadtxt(path, delimiter=",", dtype=np.int64))
+    assert peak < 3 * size, (peak, size)

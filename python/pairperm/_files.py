@@ -23,6 +23,7 @@ import contextlib
 import csv
 import gzip
 import io
+import itertools
 import json
 import os
 import re
@@ -51,6 +52,9 @@ _NON_NUMBER_WORDS = ("nan", "inf", "infinity")
 # the fast parser rounded, so such columns are read again, token by token.
 _EXACT_FLOAT = 2.0**53
 _INT64_MAX = 2**63 - 1
+# Rows parsed at once: the parser's int64 chunk stays a few MB while the columns kept are narrowed.
+_CHUNK_ROWS = 1 << 16
+_NARROW_INTS = (np.int8, np.int16, np.int32)
 
 
 def _is_word(field: str) -> bool:
@@ -61,8 +65,9 @@ def _is_word(field: str) -> bool:
 class Table:
     """A table read by :func:`read_table`.
 
-    ``columns`` holds one 1-D array per column, int64 when every entry of the column is an
-    integer (read exactly), float64 otherwise, and an object array of str for a text column.
+    ``columns`` holds one 1-D array per column, integers when every entry of the column is an
+    integer (read exactly; in the narrowest of int8 ... int64 that holds them, so convert before
+    arithmetic), float64 otherwise, and an object array of str for a text column.
     ``header`` names the columns (the header row's names, or those chosen), or is None.
     """
 
@@ -229,9 +234,16 @@ def _read_fast(source: _Source, offset: int, delim: Optional[str], header: Optio
     try:
         with source.open(offset) as f:
             if pd is not None:
-                frame = pd.read_csv(f, sep=delim or r"\s+", header=None, quoting=csv.QUOTE_NONE, na_filter=False,
-                                    skip_blank_lines=True, engine="c", encoding="utf-8", dtype={j: str for j in text | skipped})
-                columns = tuple(frame[c].to_numpy() for c in frame.columns)
+                chunks = pd.read_csv(f, sep=delim or r"\s+", header=None, quoting=csv.QUOTE_NONE, na_filter=False,
+                                     skip_blank_lines=True, engine="c", encoding="utf-8",
+                                     dtype={j: str for j in text | skipped}, chunksize=_CHUNK_ROWS)
+                parts = [tuple(_narrow(frame[c].to_numpy()) for c in frame.columns) for frame in chunks]
+                if not parts or len({len(p) for p in parts}) != 1:
+                    return None
+                joined = [_joined([p[j] for p in parts]) for j in range(len(parts[0]))]
+                if any(col is None for col in joined):
+                    return None
+                columns = tuple(col for col in joined if col is not None)
             else:
                 columns = _loadtxt(f, delim, text | skipped, len(header) if header is not None else 0)
     except (ValueError, UnicodeDecodeError, OverflowError, IndexError):
@@ -249,11 +261,33 @@ def _read_fast(source: _Source, offset: int, delim: Optional[str], header: Optio
             if col.dtype.kind not in "OUT" or not all(col):
                 return None
             continue
-        if col.dtype != np.int64 and col.dtype != np.float64:
+        if col.dtype.kind != "i" and col.dtype != np.float64:
             return None
         if col.dtype == np.float64 and not (np.isfinite(col).all() and np.abs(col).max() < _EXACT_FLOAT):
             return None
     return columns
+
+
+def _narrow(col: np.ndarray) -> np.ndarray:
+    """An int64 column in the narrowest integer type that holds it (a table of small counts then
+    takes less memory than its text); other columns as they are."""
+    if col.dtype != np.int64 or not len(col):
+        return col
+    for t in _NARROW_INTS:
+        info = np.iinfo(t)
+        if info.min <= col.min() and col.max() <= info.max:
+            return col.astype(t)
+    return col
+
+
+def _joined(parts: list) -> Optional[np.ndarray]:
+    """One column from its chunks: integers of any widths joined as the widest; None when the
+    chunks disagree on the kind (integers in one, reals or text in another) and the careful
+    reading has to decide."""
+    kinds = {p.dtype.kind for p in parts}
+    if len(kinds) != 1:
+        return None
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _loadtxt(f: BinaryIO, delim: Optional[str], text: frozenset[int], width: int) -> tuple[np.ndarray, ...]:
@@ -266,16 +300,40 @@ def _loadtxt(f: BinaryIO, delim: Optional[str], text: frozenset[int], width: int
         f.seek(start)
         return np.loadtxt(f, delimiter=delim, dtype=dtype, ndmin=2, comments=None, encoding="utf-8", usecols=usecols)
 
+    if not text:
+        return _loadtxt_numbers(f, delim)
     try:
         arr = load(np.int64, numeric)
     except ValueError:
         arr = load(np.float64, numeric)
-    if not text:
-        return tuple(arr[:, j] for j in range(arr.shape[1]))
     words = load(str, sorted(text))
     got = iter(range(arr.shape[1]))
     return tuple(words[:, sorted(text).index(j)].astype(object) if j in text else arr[:, next(got)]
                  for j in range(width))
+
+
+def _loadtxt_numbers(f: BinaryIO, delim: Optional[str]) -> tuple[np.ndarray, ...]:
+    """A table of numbers by numpy.loadtxt, _CHUNK_ROWS lines at a time, integer columns
+    narrowed as they come (so the int64 parse never holds the whole table)."""
+    stream = io.TextIOWrapper(f, encoding="utf-8", newline="")
+    parts = []
+    while True:
+        lines = list(itertools.islice(stream, _CHUNK_ROWS))
+        if not lines:
+            break
+        try:
+            arr = np.loadtxt(lines, delimiter=delim, dtype=np.int64, ndmin=2, comments=None)
+        except ValueError:
+            arr = np.loadtxt(lines, delimiter=delim, dtype=np.float64, ndmin=2, comments=None)
+        if arr.size:
+            parts.append(tuple(_narrow(np.ascontiguousarray(arr[:, j])) for j in range(arr.shape[1])))
+    stream.detach()
+    if not parts or len({len(p) for p in parts}) != 1:
+        raise ValueError("rows of different widths")
+    joined = [_joined([p[j] for p in parts]) for j in range(len(parts[0]))]
+    if any(col is None for col in joined):
+        raise ValueError("a column of integers in some rows and reals in others")
+    return tuple(col for col in joined if col is not None)
 
 
 def _read_careful(source: _Source, offset: int, first_line: int, delim: Optional[str],
@@ -492,7 +550,9 @@ def _read_records(name: str, fmt: str, text_fields: list[str], score_field: str,
         table = read_table(name, stdin=stdin, delim="\t" if fmt == "tsv" else ",",
                            what=f"fields ({score_field!r}: a number)", text_columns=tuple(text_fields),
                            usecols=(*text_fields, score_field))
-        return pd.DataFrame(dict(zip(table.header or (), table.columns)))
+        # Users get int64 scores: narrow integers would wrap in their arithmetic.
+        return pd.DataFrame({c: col.astype(np.int64) if col.dtype.kind == "i" else col
+                             for c, col in zip(table.header or (), table.columns)})
     source = _Source(name, stdin)
     frame = None
     try:
