@@ -3,7 +3,8 @@ compare_systems() call, from in-memory arrays, with confidence intervals on and 
 
 Tasks: nine 0/1 accuracy tasks and two integer-sum tasks (N from 500 to 14,000 items, exact
 tests in the C++ batch, permutation-inversion intervals) and one F1 task ((N, 3) counts, exact
-structured tests per pair, paired-bootstrap intervals). A BLEU task, whose p-values can only
+structured tests per pair, paired-bootstrap intervals). The first row runs end to end from
+per-sample JSONL logs (one file per system) read with pairperm.read_scores. A BLEU task, whose p-values can only
 be sampled, is timed on its own and kept out of the total.
 
     python bench/harness.py                  # --repeats 3; --no-bleu skips the BLEU row
@@ -14,7 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -70,6 +73,23 @@ def bleu_task(n: int = 1_000) -> dict:
     return out
 
 
+def write_logs(tasks: dict, metrics: dict, directory: Path) -> list:
+    """lm-evaluation-harness style logs of the per-item tasks: one JSONL file per system, one
+    line per (task, doc_id) with its score."""
+    files = []
+    for k in range(N_SYSTEMS):
+        name = f"ckpt-{k:02d}"
+        path = directory / f"{name}.jsonl"
+        with open(path, "w") as f:
+            for t, systems in tasks.items():
+                if metrics[t] == "f1":
+                    continue
+                f.writelines(f'{{"task": "{t}", "doc_id": {i}, "score": {int(v)}}}\n'
+                             for i, v in enumerate(systems[name]))
+        files.append(path)
+    return files
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
@@ -95,6 +115,19 @@ def main() -> None:
         ("F1 task, intervals off", lambda: run(None, lambda m: m == "f1")),
         ("F1 task, 95% intervals", lambda: run(0.95, lambda m: m == "f1")),
     ]
+    # End to end from per-sample logs: one JSONL file per system, a line per (task, item).
+    logdir = Path(tempfile.mkdtemp())
+    files = write_logs(tasks, metrics, logdir)
+
+    def from_logs(level):
+        read = pairperm.read_scores(files, id_field="doc_id", score_field="score", task_field="task")
+        f1 = {t: tasks[t] for t in tasks if metrics[t] == "f1"}  # (N, 3) counts: from arrays
+        return pairperm.compare_systems({**read, **f1}, {t: metrics[t] for t in [*read, *f1]},
+                                        confidence_level=level, rng=0, progress=False)
+
+    rows.insert(0, ("12 tasks from 30 JSONL logs, 95% intervals", lambda: from_logs(0.95)))
+    rows.insert(1, ("  reading the 30 JSONL logs alone", lambda: pairperm.read_scores(
+        files, id_field="doc_id", score_field="score", task_field="task")))
     times = {}
     for label, fn in rows:
         times[label] = median_seconds(fn, r)
