@@ -149,8 +149,8 @@ def read_long_table(files: list[str], stdin: Optional[TextIO] = None) -> Any:
 
 
 def format_result(res: Union[SystemsComparison, MultiTaskComparison], fmt: str) -> str:
-    if isinstance(res, MultiTaskComparison):
-        return _format_tasks(res, fmt)
+    """The report in `fmt`; several tasks: JSON with provenance, the systems x tasks report, or
+    the long table."""
     if fmt == "json":
         return res.to_json(indent=2) + "\n"
     if fmt == "markdown":
@@ -160,25 +160,7 @@ def format_result(res: Union[SystemsComparison, MultiTaskComparison], fmt: str) 
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(SystemPair._fields)
-        for r in res.rows:
-            w.writerow([repr(v) if isinstance(v, float) else v for v in r])
-        return buf.getvalue()
-    return res.to_table() + "\n\n" + res.to_markdown()
-
-
-def _format_tasks(res: MultiTaskComparison, fmt: str) -> str:
-    """Several tasks: JSON with provenance, the systems x tasks report, or the long table."""
-    if fmt == "json":
-        return res.to_json(indent=2) + "\n"
-    if fmt == "markdown":
-        return res.to_markdown()
-    if fmt == "latex":
-        return res.to_latex()
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(TaskPair._fields)
+        w.writerow(TaskPair._fields if isinstance(res, MultiTaskComparison) else SystemPair._fields)
         for r in res.rows:
             w.writerow([repr(v) if isinstance(v, float) else v for v in r])
         return buf.getvalue()
