@@ -51,7 +51,7 @@ def brute_shift_interval(d, confidence_level, alternative):
     """Every shift in a grid of subset means (where p jumps) and the midpoints between them:
     the sign-flip test of d - delta over all 2^n patterns (ties count), in integers after
     scaling everything by a common denominator."""
-    d = [Fraction(v) for v in d]
+    d = [Fraction(v.item() if hasattr(v, "item") else v) for v in d]  # Python numbers: exact on any NumPy
     n = len(d)
     means = sorted({sum(f) / len(f) for r in range(1, n + 1) for f in itertools.combinations(d, r)})
     grid = [means[0] - 1] + [v for a, b in zip(means, means[1:]) for v in (a, (a + b) / 2)] + [means[-1], means[-1] + 1]
@@ -89,7 +89,7 @@ def _sign_p(e):
 def brute_order_interval(d, breakpoints, p_of, confidence_level, alternative):
     """Shifts below, between and above the breakpoints (where the statistic jumps); the interval
     is closed at the breakpoints that bound the accepted run."""
-    d = [Fraction(v) for v in d]
+    d = [Fraction(v.item() if hasattr(v, "item") else v) for v in d]  # Python numbers: exact on any NumPy
     pts = sorted(set(breakpoints))
     mids = [pts[0] - 1] + [(a + b) / 2 for a, b in zip(pts, pts[1:])] + [pts[-1] + 1]
     tail = _tails(confidence_level, alternative)
@@ -102,7 +102,7 @@ def brute_order_interval(d, breakpoints, p_of, confidence_level, alternative):
 
 
 def walsh(d):
-    d = [Fraction(v) for v in d]
+    d = [Fraction(v.item() if hasattr(v, "item") else v) for v in d]  # Python numbers: exact on any NumPy
     return sorted((d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d)))
 
 
