@@ -179,7 +179,7 @@ def _at_most_one(pmf: np.ndarray, engine: str) -> np.ndarray:
         return pmf
     # Scaled to an exactly summed total a few ulps below 1: the total by any summation order
     # (NumPy's pairwise sums differ between versions by ~log2(n) ulps) then stays at most 1.
-    return pmf * ((1.0 - 2.0**-46) / math.fsum(pmf.tolist()))
+    return pmf * ((1.0 - 2.0**-46) / math.fsum(pmf.ravel().tolist()))
 
 
 class NullRecipe:
