@@ -1,8 +1,9 @@
 """compare_systems() on several tasks: every row equals the single-task run (and compare()), the
 long table aligns by item, corrections per task and over the family equal statsmodels', every
-interval equals shift_interval / bootstrap_intervals called directly (and brute-force subset
-means for small N), the report's marks follow its rule, provenance survives JSON, and the cache
-resumes interrupted runs with results equal to uninterrupted ones."""
+pair interval equals shift_interval / bootstrap_intervals called directly (and brute-force subset
+means for small N), systems' intervals of sums and means are the unsampled bootstrap's, the
+report's marks follow its rule, provenance survives JSON, and the cache resumes interrupted runs
+with results equal to uninterrupted ones."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy.stats import binom
 
 import pairperm
 from pairperm import _tasks
@@ -113,10 +115,11 @@ def test_one_task_rows_carry_differences_and_intervals(tasks):
         si = pairperm.shift_interval(qa[r.system_a], qa[r.system_b], confidence_level=0.9)
         assert (r.ci_low, r.ci_high) == tuple(si.mean_difference)
         assert r.difference == r.metric_a - r.metric_b
-    boot = pairperm.bootstrap_intervals(list(qa.values()), "mean", method="percentile", confidence_level=0.9,
-                                        n_resamples=1000,
-                                        rng=pairperm._tasks.interval_seed(None, ""))
-    assert res.system_intervals == tuple((float(lo), float(hi)) for lo, hi in boot.intervals)
+    # Each system's interval: the 5% and 95% quantiles of its resampled accuracy with infinitely
+    # many resamples, Binomial(N, accuracy) / N.
+    n = len(qa["A"])
+    for (lo, hi), name in zip(res.system_intervals, res.names):
+        assert (lo, hi) == tuple(binom.ppf([0.05, 0.95], n, qa[name].mean()) / n)
     off = pairperm.compare_systems(qa, "accuracy", confidence_level=None)
     assert all(math.isnan(r.ci_low) and math.isnan(r.ci_high) for r in off.rows)
     assert off.system_intervals == () and [r[:11] for r in off.rows] == [r[:11] for r in res.rows]
@@ -157,17 +160,29 @@ def test_sum_and_mean_intervals_equal_shift_interval(tasks, result):
 
 
 def test_bootstrap_intervals_come_from_one_shared_set_per_task(tasks, result):
-    for t in result.tasks:
-        stats = list(tasks[t.name].values())
-        metric = {"qa": "mean", "pos": "mean", "ner": "f1"}[t.name]
-        scale = len(stats[0]) if t.name == "pos" else 1
-        direct = pairperm.bootstrap_intervals(stats, metric, method="percentile", n_resamples=1000,
-                                              rng=t.bootstrap_seed)
-        assert t.system_intervals == tuple(tuple(iv) for iv in (direct.intervals * scale).tolist())
-        np.testing.assert_allclose(direct.estimates * scale, t.metric_values, rtol=1e-12)
-        if t.name == "ner":
-            rows = [r for r in result.rows if r.task == "ner"]
-            assert [(r.ci_low, r.ci_high) for r in rows] == [tuple(iv) for iv in direct.difference_intervals.tolist()]
+    t = next(t for t in result.tasks if t.name == "ner")
+    direct = pairperm.bootstrap_intervals(list(tasks["ner"].values()), "f1", method="percentile", n_resamples=1000,
+                                          rng=t.bootstrap_seed)
+    assert t.system_intervals == tuple(tuple(iv) for iv in direct.intervals.tolist())
+    np.testing.assert_allclose(direct.estimates, t.metric_values, rtol=1e-12)
+    rows = [r for r in result.rows if r.task == "ner"]
+    assert [(r.ci_low, r.ci_high) for r in rows] == [tuple(iv) for iv in direct.difference_intervals.tolist()]
+
+
+def test_sum_and_mean_system_intervals_are_the_unsampled_bootstrap(tasks, result):
+    # Sums and means: each system's percentile interval with infinitely many resamples. The
+    # accuracy task's is Binomial(N, accuracy) / N exactly; the sum task's sits where a large
+    # sampled bootstrap puts it (its quantiles' Monte Carlo error is ~0.3% of the interval).
+    by_name = {t.name: t for t in result.tasks}
+    qa = by_name["qa"]
+    n = len(tasks["qa"]["A"])
+    for name, iv in zip(qa.systems, qa.system_intervals):
+        assert iv == tuple(binom.ppf([0.025, 0.975], n, tasks["qa"][name].mean()) / n)
+    pos = by_name["pos"]
+    sampled = pairperm.bootstrap_intervals(list(tasks["pos"].values()), "mean", method="percentile",
+                                           n_resamples=200_000, rng=1).intervals * len(tasks["pos"]["A"])
+    for (lo, hi), (s_lo, s_hi) in zip(pos.system_intervals, sampled):
+        assert abs(lo - s_lo) < 0.02 * (s_hi - s_lo) and abs(hi - s_hi) < 0.02 * (s_hi - s_lo)
 
 
 def test_seeded_runs_repeat(tasks, result):

@@ -28,6 +28,62 @@ void bind_intervals(py::module_& m) {
         },
         py::arg("values"), py::arg("counts"), py::arg("tail"), py::arg("z"),
         "Lower end of the permutation-inversion interval by the saddlepoint, from d's distinct values and counts.");
+    m.def(
+        "batch_shift_bounds",
+        [](const int_array& scores, const int_array& pairs, double tail, double z, std::int64_t reject_exponent,
+           bool want_low, bool want_high, unsigned n_threads) {
+            if (scores.ndim() != 2 || scores.shape(1) == 0)
+                throw std::invalid_argument("batch_shift_bounds: scores must be 2-D (n_systems, N) with N >= 1");
+            if (pairs.ndim() != 2 || pairs.shape(1) != 2)
+                throw std::invalid_argument("batch_shift_bounds: pairs must have shape (n_pairs, 2)");
+            const auto n_systems = static_cast<std::size_t>(scores.shape(0));
+            const auto n = static_cast<std::size_t>(scores.shape(1));
+            const auto n_pairs = static_cast<std::size_t>(pairs.shape(0));
+            py::array_t<double> out({static_cast<py::ssize_t>(n_pairs), py::ssize_t{2}});
+            const std::int64_t *s = scores.data(), *pr = pairs.data();
+            double* o = out.mutable_data();
+            without_gil([&] {
+                batch_shift_bounds(s, n_systems, n, pr, n_pairs, tail, z, reject_exponent, want_low, want_high,
+                                   n_threads, o);
+            });
+            return out;
+        },
+        py::arg("scores"), py::arg("pairs"), py::arg("tail"), py::arg("z"), py::arg("reject_exponent"),
+        py::arg("want_low") = true, py::arg("want_high") = true, py::arg("n_threads") = 0,
+        "Mean-difference ends (low, high) of the permutation-inversion interval of every row pair of an "
+        "(n_systems, N) int64 matrix by the saddlepoint route; NaN where the differences reach 2^53.");
+    m.def(
+        "bootstrap_sum_quantiles",
+        [](const double_array& values, const double_array& counts, const int_array& offsets,
+           const double_array& lattices, double q_low, double q_high) {
+            const auto k = lattices.size();
+            if (values.ndim() != 1 || counts.ndim() != 1 || values.shape(0) != counts.shape(0) ||
+                offsets.ndim() != 1 || static_cast<std::size_t>(offsets.size()) != static_cast<std::size_t>(k) + 1)
+                throw std::invalid_argument("bootstrap_sum_quantiles: values and counts of equal length, "
+                                            "offsets one longer than lattices");
+            const std::int64_t* off = offsets.data();
+            for (py::ssize_t i = 0; i < k; ++i)
+                if (off[i] < 0 || off[i + 1] <= off[i] || off[i + 1] > values.shape(0))
+                    throw std::invalid_argument("bootstrap_sum_quantiles: offsets must increase within the values");
+            py::array_t<double> out({static_cast<py::ssize_t>(k), py::ssize_t{2}});
+            const double *v = values.data(), *c = counts.data(), *h = lattices.data();
+            double* o = out.mutable_data();
+            without_gil([&] {
+                for (py::ssize_t i = 0; i < k; ++i) {
+                    const auto [lo, hi] = bootstrap_sum_quantiles(v + off[i], c + off[i],
+                                                                  static_cast<std::size_t>(off[i + 1] - off[i]),
+                                                                  h[i], q_low, q_high);
+                    o[2 * i] = lo;
+                    o[2 * i + 1] = hi;
+                }
+            });
+            return out;
+        },
+        py::arg("values"), py::arg("counts"), py::arg("offsets"), py::arg("lattices"), py::arg("q_low"),
+        py::arg("q_high"),
+        "Quantiles q_low and q_high of the infinite-resample bootstrap distribution of each sum: sample i "
+        "has the distinct values values[offsets[i]:offsets[i+1]] with their counts, on a lattice of span "
+        "lattices[i] (0: continuous); returns shape (len(lattices), 2).");
 }
 
 }  // namespace pairperm::bindings

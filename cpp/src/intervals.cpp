@@ -7,8 +7,11 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "pairperm/binomial.hpp"
+#include "parallel.hpp"
 
 namespace pairperm {
 namespace {
@@ -226,6 +229,275 @@ double saddlepoint_shift_bound(const double* values, const double* counts, std::
         }
     }
     return hi;
+}
+
+namespace {
+
+// The multiset of one pair's differences as the single-pair route has it: distinct values
+// ascending and their counts, both as float64. Returns false when a difference overflows
+// int64 or reaches 2^53.
+struct Multiset {
+    std::vector<double> values, counts;
+    std::vector<std::int64_t> sorted;   // scratch for wide ranges
+    std::vector<std::int64_t> tally;    // scratch for narrow ranges
+
+    // [lo, hi] bounds every x - y (from the rows' extremes): when it is narrow, one pass
+    // tallies the differences without first finding their own extremes.
+    bool build(const std::int64_t* x, const std::int64_t* y, std::size_t n, std::int64_t lo, std::int64_t hi) {
+        constexpr std::int64_t exact_limit = std::int64_t{1} << 53;
+        if (lo > -exact_limit && hi < exact_limit && static_cast<std::uint64_t>(hi - lo) <= 4 * static_cast<std::uint64_t>(n)) {
+            tally_range(x, y, n, lo, hi);
+            return true;
+        }
+        return build(x, y, n);
+    }
+
+    bool build(const std::int64_t* x, const std::int64_t* y, std::size_t n) {
+        constexpr std::int64_t exact_limit = std::int64_t{1} << 53;
+        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+        for (std::size_t i = 0; i < n; ++i) {
+            std::int64_t d;
+            if (__builtin_sub_overflow(x[i], y[i], &d)) return false;
+            lo = std::min(lo, d);
+            hi = std::max(hi, d);
+        }
+        if (lo <= -exact_limit || hi >= exact_limit) return false;
+        values.clear();
+        counts.clear();
+        // Both ends are below 2^53 in magnitude, so the range cannot overflow.
+        if (static_cast<std::uint64_t>(hi - lo) <= 4 * static_cast<std::uint64_t>(n)) {
+            tally_range(x, y, n, lo, hi);
+            return true;
+        }
+        sorted.resize(n);
+        for (std::size_t i = 0; i < n; ++i) sorted[i] = x[i] - y[i];
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 0; i < n;) {
+            std::size_t j = i;
+            while (j < n && sorted[j] == sorted[i]) ++j;
+            values.push_back(static_cast<double>(sorted[i]));
+            counts.push_back(static_cast<double>(j - i));
+            i = j;
+        }
+        return true;
+    }
+
+private:
+    // Every x - y lies in [lo, hi], a range of at most 4n + 1 values below 2^53 in magnitude.
+    void tally_range(const std::int64_t* x, const std::int64_t* y, std::size_t n, std::int64_t lo, std::int64_t hi) {
+        // Four interleaved tallies: few distinct differences would otherwise make every
+        // increment wait for the previous one to the same counter.
+        const auto r = static_cast<std::size_t>(hi - lo) + 1;
+        tally.assign(4 * r, 0);
+        std::int64_t* t = tally.data();
+        auto at = [&](std::size_t i) { return static_cast<std::size_t>(x[i] - y[i] - lo); };
+        std::size_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            ++t[at(i)];
+            ++t[r + at(i + 1)];
+            ++t[2 * r + at(i + 2)];
+            ++t[3 * r + at(i + 3)];
+        }
+        for (; i < n; ++i) ++t[at(i)];
+        values.clear();
+        counts.clear();
+        for (std::size_t v = 0; v < r; ++v) {
+            const std::int64_t c = t[v] + t[r + v] + t[2 * r + v] + t[3 * r + v];
+            if (c == 0) continue;
+            values.push_back(static_cast<double>(lo + static_cast<std::int64_t>(v)));
+            counts.push_back(static_cast<double>(c));
+        }
+    }
+};
+
+// One end: the smallest shift not rejected by the one-sided test (values ascending).
+double lower_end(const std::vector<double>& values, const std::vector<double>& counts, double n, double tail,
+                 double z, std::int64_t reject_exponent) {
+    // p = 2^(c - n) > tail exactly when n - c < reject_exponent.
+    if (n < static_cast<double>(reject_exponent)) return -std::numeric_limits<double>::infinity();
+    if (n - counts[0] < static_cast<double>(reject_exponent)) return values[0];
+    return saddlepoint_shift_bound(values.data(), counts.data(), values.size(), tail, z);
+}
+
+}  // namespace
+
+void batch_shift_bounds(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
+                        const std::int64_t* pairs, std::size_t n_pairs, double tail, double z,
+                        std::int64_t reject_exponent, bool want_low, bool want_high, unsigned n_threads,
+                        double* out) {
+    if (n == 0 || !(tail > 0 && tail < 1) || reject_exponent < 0)
+        throw std::invalid_argument("batch_shift_bounds: bad arguments");
+    for (std::size_t p = 0; p < 2 * n_pairs; ++p)
+        if (pairs[p] < 0 || static_cast<std::size_t>(pairs[p]) >= n_systems)
+            throw std::invalid_argument("batch_shift_bounds: pair index " + std::to_string(pairs[p]) +
+                                        " outside [0, " + std::to_string(n_systems) + ")");
+    constexpr std::size_t pairs_per_block = 16;
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double items = static_cast<double>(n);
+    // Each row's extremes bound its differences with any other row.
+    std::vector<std::int64_t> row_min(n_systems), row_max(n_systems);
+    for (std::size_t k = 0; k < n_systems; ++k) {
+        const auto [lo, hi] = std::minmax_element(scores + k * n, scores + (k + 1) * n);
+        row_min[k] = *lo;
+        row_max[k] = *hi;
+    }
+    detail::parallel_for(
+        (n_pairs + pairs_per_block - 1) / pairs_per_block, detail::resolve_threads(n_threads),
+        [&](std::size_t b, detail::Progress& progress) {
+            Multiset ms;
+            std::vector<double> mirrored_values, mirrored_counts;
+            for (std::size_t p = b * pairs_per_block; p < std::min(n_pairs, (b + 1) * pairs_per_block); ++p) {
+                const std::int64_t* x = scores + static_cast<std::size_t>(pairs[2 * p]) * n;
+                const std::int64_t* y = scores + static_cast<std::size_t>(pairs[2 * p + 1]) * n;
+                double& low = out[2 * p];
+                double& high = out[2 * p + 1];
+                progress.add(n);
+                const auto i = static_cast<std::size_t>(pairs[2 * p]), j = static_cast<std::size_t>(pairs[2 * p + 1]);
+                std::int64_t lo, hi;
+                const bool bounded = !__builtin_sub_overflow(row_min[i], row_max[j], &lo) &&
+                                     !__builtin_sub_overflow(row_max[i], row_min[j], &hi);
+                if (!(bounded ? ms.build(x, y, n, lo, hi) : ms.build(x, y, n))) {
+                    low = high = nan;
+                    continue;
+                }
+                // Scaled by a power of two (exact) so that every subset sum stays finite.
+                const double biggest = std::max(-ms.values.front(), ms.values.back());
+                int exponent = 0;
+                if (biggest > 0) std::frexp(biggest, &exponent);
+                const double scale = biggest > 0 ? std::ldexp(1.0, exponent) : 1.0;
+                for (double& v : ms.values) v /= scale;
+                low = want_low ? lower_end(ms.values, ms.counts, items, tail, z, reject_exponent) * scale : -inf;
+                if (want_high) {
+                    mirrored_values.assign(ms.values.rbegin(), ms.values.rend());
+                    for (double& v : mirrored_values) v = -v;
+                    mirrored_counts.assign(ms.counts.rbegin(), ms.counts.rend());
+                    high = -lower_end(mirrored_values, mirrored_counts, items, tail, z, reject_exponent) * scale;
+                } else {
+                    high = inf;
+                }
+            }
+        });
+}
+
+namespace {
+
+// S = sum of n iid draws X from the points x (centred at their mean, ascending) with
+// probabilities p; its cumulant generating function is K(t) = n log E exp(t X).
+class IidSum {
+public:
+    IidSum(const double* values, const double* counts, std::size_t m) : x_(values, values + m), p_(m), w_(m) {
+        double total = 0, mean = 0;
+        for (std::size_t j = 0; j < m; ++j) total += counts[j];
+        for (std::size_t j = 0; j < m; ++j) {
+            p_[j] = counts[j] / total;
+            mean += p_[j] * values[j];
+        }
+        for (double& v : x_) v -= mean;
+        n_ = total;
+        mean_ = mean;
+    }
+
+    double n() const { return n_; }
+    double mean() const { return mean_; }
+    double low() const { return n_ * x_.front(); }    // centred support of S
+    double high() const { return n_ * x_.back(); }
+
+    // K(t), K'(t), K''(t); the exponentials are shifted by their largest exponent.
+    void cumulants(double t, double& k0, double& k1, double& k2) {
+        const double shift = t * (t >= 0 ? x_.back() : x_.front());
+        double sw = 0, swx = 0;
+        for (std::size_t j = 0; j < x_.size(); ++j) {
+            w_[j] = p_[j] * std::exp(t * x_[j] - shift);
+            sw += w_[j];
+            swx += w_[j] * x_[j];
+        }
+        const double m1 = swx / sw;
+        double m2 = 0;
+        for (std::size_t j = 0; j < x_.size(); ++j) m2 += w_[j] * (x_[j] - m1) * (x_[j] - m1);
+        k0 = n_ * (std::log(sw) + shift);
+        k1 = n_ * m1;
+        k2 = n_ * m2 / sw;
+    }
+
+    // P[S >= a + mean * n + lattice / 2] for centred a strictly inside (low, high): the
+    // Lugannani-Rice formula at the continuity-corrected point a (lattice 0: continuous).
+    double upper_tail(double a, double lattice) {
+        double k0, k1, k2;
+        cumulants(0, k0, k1, k2);
+        const double sd = std::sqrt(k2);
+        // K' is increasing: Newton from the normal approximation, kept inside a bracket.
+        double t = a / k2, t_lo = -std::numeric_limits<double>::infinity(), t_hi = -t_lo;
+        for (int it = 0; it < 200; ++it) {
+            cumulants(t, k0, k1, k2);
+            if (k1 == a) break;
+            if (k1 < a) t_lo = t; else t_hi = t;
+            double next = t + (a - k1) / k2;
+            if (!(next > t_lo && next < t_hi) || !std::isfinite(next)) {
+                if (std::isfinite(t_lo) && std::isfinite(t_hi)) next = t_lo + (t_hi - t_lo) / 2;
+                else next = std::isfinite(t_lo) ? 2 * t_lo + 1 / sd : 2 * t_hi - 1 / sd;
+            }
+            const bool done = std::fabs(next - t) <= 1e-12 * std::max(1.0, std::fabs(t));
+            t = next;
+            if (done) break;
+        }
+        cumulants(t, k0, k1, k2);
+        const double w = std::copysign(std::sqrt(std::max(0.0, 2 * (t * a - k0))), t);
+        const double u = (lattice > 0 ? 2 / lattice * std::sinh(t * lattice / 2) : t) * std::sqrt(k2);
+        const double normal_sf = 0.5 * std::erfc(w / std::sqrt(2.0));
+        // At the centre the formula is 0/0; the normal approximation is exact to O(w^3) there.
+        if (std::fabs(w) < 1e-6 || std::fabs(u) < 1e-6) return 0.5 * std::erfc(a / sd / std::sqrt(2.0));
+        const double p = normal_sf + std::exp(log_phi(w)) * (1 / u - 1 / w);
+        return std::clamp(p, 0.0, 1.0);
+    }
+
+private:
+    std::vector<double> x_, p_, w_;
+    double n_ = 0, mean_ = 0;
+};
+
+}  // namespace
+
+std::pair<double, double> bootstrap_sum_quantiles(const double* values, const double* counts, std::size_t m,
+                                                  double lattice, double q_low, double q_high) {
+    if (m == 0 || !(lattice >= 0) || !(q_low > 0 && q_low < 1) || !(q_high > 0 && q_high < 1))
+        throw std::invalid_argument("bootstrap_sum_quantiles: bad arguments");
+    IidSum sum(values, counts, m);
+    const double n = sum.n();
+    if (m == 1) return {n * values[0], n * values[0]};
+    const double centre = n * sum.mean();
+    if (lattice > 0) {
+        // S = n min + k lattice, k = 0 .. top; P[S <= s_k] = 1 - P[S >= s_{k+1}], and
+        // P[S >= s_j] is 1 for j = 0 and 0 beyond top.
+        const double origin = n * values[0];
+        const double top = std::round(n * (values[m - 1] - values[0]) / lattice);
+        auto below_or_at = [&](double k) {
+            if (k + 1 > top) return 1.0;
+            const double a = origin + (k + 1) * lattice - lattice / 2 - centre;
+            return 1 - sum.upper_tail(a, lattice);
+        };
+        auto quantile = [&](double q) {
+            double lo = -1, hi = top;  // below_or_at(lo) < q <= below_or_at(hi)
+            while (hi - lo > 1) {
+                const double mid = std::floor(lo + (hi - lo) / 2);
+                (below_or_at(mid) >= q ? hi : lo) = mid;
+            }
+            return origin + hi * lattice;
+        };
+        return {quantile(q_low), quantile(q_high)};
+    }
+    // Continuous: the root of P[S <= s] = q on the support, by bisection to 1e-12 of its width.
+    auto quantile = [&](double q) {
+        double lo = sum.low(), hi = sum.high();
+        const double tol = 1e-12 * (hi - lo);
+        while (hi - lo > tol) {
+            const double mid = lo + (hi - lo) / 2;
+            if (mid <= lo || mid >= hi) break;
+            (1 - sum.upper_tail(mid, 0) >= q ? hi : lo) = mid;
+        }
+        return centre + hi;
+    };
+    return {quantile(q_low), quantile(q_high)};
 }
 
 }  // namespace pairperm

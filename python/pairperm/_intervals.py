@@ -161,8 +161,7 @@ def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str,
         )
     exact = method == "exact" or (method == "auto" and n <= AUTO_EXACT_MAX)
     assert conf is not None
-    alpha = Fraction(1) - Fraction(conf)
-    tail = alpha / 2 if alternative == "two-sided" else alpha
+    tail = _tail_level(conf, alternative)
     # The saddlepoint needs only the multiset of d, counted once for both ends; the exact count
     # works on d itself.
     values, counts = _multiset(d)
@@ -182,6 +181,28 @@ def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str,
         sum_difference=ConfidenceInterval(n * low, n * high),
         method="exact" if exact else "saddlepoint",
     )
+
+
+def batch_shift_bounds(matrix: np.ndarray, pairs: np.ndarray, confidence_level: float, alternative: str,
+                       n_jobs: Optional[int]) -> np.ndarray:
+    """The mean-difference ends (shape (P, 2)) of :func:`shift_interval` with method "auto" for
+    the rows (i, j) of an int64 score matrix of more than AUTO_EXACT_MAX items, all pairs in one
+    call of the core, bit for bit the single-pair route's; NaN where the differences reach 2^53."""
+    assert matrix.dtype == np.int64 and matrix.shape[1] > AUTO_EXACT_MAX
+    tail = _tail_level(confidence_level, alternative)
+    reject_exponent = 0  # the least j with 2^-j <= tail: 2^(c - n) > tail exactly when n - c < j
+    while Fraction(1, 2**reject_exponent) > tail:
+        reject_exponent += 1
+    return _core.batch_shift_bounds(matrix, np.ascontiguousarray(pairs, dtype=np.int64), float(tail),
+                                    _STANDARD_NORMAL.inv_cdf(1 - float(tail)), reject_exponent,
+                                    want_low=alternative != "less", want_high=alternative != "greater",
+                                    n_threads=n_jobs or 0)
+
+
+def _tail_level(confidence_level: float, alternative: str) -> Fraction:
+    """Each end's exact level: alpha = 1 - confidence_level, split between two ends."""
+    alpha = Fraction(1) - Fraction(confidence_level)
+    return alpha / 2 if alternative == "two-sided" else alpha
 
 
 def _differences(x: Any, y: Any, func: str) -> np.ndarray:
@@ -246,6 +267,21 @@ def _multiset(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values.astype(np.float64), counts.astype(np.float64)
 
 
+def _multisets(arrays: Sequence[np.ndarray]) -> list:
+    """:func:`_multiset` of each array; integer arrays of one length over a narrow common
+    range are counted all at once (one bincount over rows offset by the range)."""
+    if len(arrays) > 1 and all(a.dtype.kind == "i" and a.shape == arrays[0].shape for a in arrays):
+        rows = np.stack(arrays)
+        lo, hi = int(rows.min()), int(rows.max())
+        width = hi - lo + 1
+        if width <= 4 * rows.shape[1]:
+            tally = np.bincount((rows - lo + width * np.arange(len(rows))[:, None]).ravel(),
+                                minlength=width * len(rows)).reshape(len(rows), width)
+            present = [np.flatnonzero(t) for t in tally]
+            return [((p + lo).astype(np.float64), t[p].astype(np.float64)) for p, t in zip(present, tally)]
+    return [_multiset(a) for a in arrays]
+
+
 def _lower_bound(values: np.ndarray, counts: np.ndarray, tail: Fraction, d: Optional[np.ndarray]) -> float:
     """The smallest shift not rejected by the one-sided ("greater") test at level `tail`:
     p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta. With d
@@ -303,6 +339,29 @@ def _saddlepoint_lower_bound(values: np.ndarray, counts: np.ndarray, tail: float
 
 
 # ---------------------------------------------------------------- paired bootstrap
+
+
+def bootstrap_mean_intervals(arrays: Sequence[np.ndarray], confidence_level: float) -> np.ndarray:
+    """Each 1-D array's two-sided percentile interval of its mean under the bootstrap with
+    infinitely many resamples (shape (K, 2)): the quantiles of the distribution of the sum of
+    N draws from the array's values, from the Lugannani-Rice saddlepoint approximation
+    (Davison and Hinkley 1988) with Daniels' continuity correction when the values are
+    integers (a lattice, whose span is the gcd of their gaps). For a mean, the resampled
+    value of one system does not depend on the others, so this is the limit of what the
+    sampled percentile interval estimates, without its resampling noise."""
+    values, counts, lattices = [], [], []
+    for a, (v, c) in zip(arrays, _multisets(arrays)):
+        values.append(v)
+        counts.append(c)
+        integral = a.dtype.kind in "iub" or bool(np.all(v == np.floor(v)) and np.abs(v).max() < 2**53)
+        lattices.append(float(np.gcd.reduce((v - v[0]).astype(np.int64))) if integral and len(v) > 1 else 0.0)
+    offsets = np.cumsum([0] + [len(v) for v in values], dtype=np.int64)
+    alpha = 1 - confidence_level
+    sums = _core.bootstrap_sum_quantiles(np.concatenate(values), np.concatenate(counts), offsets,
+                                         np.array(lattices), alpha / 2, 1 - alpha / 2)
+    return sums / np.array([len(a) for a in arrays], dtype=np.float64)[:, None]
+
+
 
 
 class BootstrapIntervals(NamedTuple):

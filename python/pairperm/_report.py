@@ -48,7 +48,7 @@ class TaskReport:
     worse; unmarked otherwise. Against the best system only ``-`` can occur: an unmarked
     system is not significantly worse than the best. The best value of each task is bold; the
     reference's cell is underlined (Markdown, HTML) or in italics (LaTeX) when it is a
-    baseline. Intervals are each system's paired-bootstrap percentile interval.
+    baseline. Intervals are each system's bootstrap percentile interval (``system_intervals``).
 
     Attributes
     ----------
@@ -147,7 +147,7 @@ class TaskReport:
         text = (f"{metric}+ / -: significantly better / worse than {ref} ({side[self.alternative]} tests, "
                 f"{_CORRECTION_WORDS[self.correction]} {scope}, p <= {self.alpha:g}); best value in bold")
         if self.intervals and self.confidence_level is not None:
-            text += f"; [low, high]: {self.confidence_level:.0%} paired-bootstrap interval of the system's metric"
+            text += f"; [low, high]: {self.confidence_level:.0%} bootstrap interval of the system's metric"
         return text + "."
 
     # ---- formats

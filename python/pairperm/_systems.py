@@ -198,7 +198,10 @@ class SystemsComparison:
     confidence_level : float or None
         Level of the intervals of the rows and of ``system_intervals`` (None: none asked for).
     system_intervals : tuple of (float, float)
-        Each system's metric's paired-bootstrap percentile interval (empty without intervals).
+        Each system's metric's bootstrap percentile interval (empty without intervals): for
+        sums and means of items, the interval of infinitely many resamples (the quantiles of the
+        resampled mean's distribution by the saddlepoint approximation, no sampling noise); for
+        other metrics and for units of several items, from the shared paired resamples.
     provenance : dict
         What produced the result, for a dashboard: pairperm version, items and units,
         method, n_resamples, seed and the bootstrap's resamples and seed (empty for results
@@ -852,7 +855,10 @@ def compare_systems(
         and means (accuracy, exact match, sums, real means; per item, or for ``"sum"`` per sum),
         and a paired bootstrap percentile interval for the other metrics (F1, BLEU, callables,
         ...) from one shared set of resamples per task (:func:`pairperm.bootstrap_intervals`),
-        which also gives every system's own interval. One-sided tests get one-sided intervals.
+        which also gives those systems' own intervals; a system's own interval for a sum or
+        mean is the bootstrap percentile interval with infinitely many resamples (by the
+        saddlepoint approximation of the resampled mean, Davison and Hinkley 1988). One-sided
+        tests get one-sided pair intervals.
         Without ``rng`` the bootstrap is seeded by the task's name, so that reruns report the same
         intervals.
     bootstrap_resamples : int
@@ -929,7 +935,7 @@ def compare_systems(
     seed = _tasks.interval_seed(root, "")
     if level is not None:
         system_ci, pair_ci = _tasks.task_intervals(task, level, alternative, n_boot, seed,
-                                                   _tasks.shift_intervals(task, pairs, alternative, level))
+                                                   _tasks.shift_intervals(task, pairs, alternative, level, n_jobs))
     rows = tuple(
         SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
                    float(adjusted[k]), bool(adjusted[k] <= alpha), test[k], engine[k], values[i] - values[j],

@@ -22,7 +22,13 @@ from . import _systems
 from ._bootstrap import f1_from_sums
 from ._cache import as_cache, data_digest, pair_key
 from ._compare import _INTEGER_SUMS, REAL_MEANS
-from ._intervals import bootstrap_intervals, shift_interval
+from ._intervals import (
+    AUTO_EXACT_MAX,
+    batch_shift_bounds,
+    bootstrap_intervals,
+    bootstrap_mean_intervals,
+    shift_interval,
+)
 from ._units import read_groups, unit_sums
 from ._validation import Alternative, check_probability
 from ._version import __version__
@@ -75,8 +81,9 @@ class TaskPair(NamedTuple):
 class TaskSummary:
     """What one task compared: its systems, their metric values and intervals, and its size.
 
-    ``system_intervals`` holds each system's (low, high) paired-bootstrap percentile interval
-    (empty without intervals); ``interval_method`` says how the pairs' intervals were made:
+    ``system_intervals`` holds each system's (low, high) bootstrap percentile interval (empty
+    without intervals; for sums and means of items with infinitely many resamples, otherwise
+    from the task's shared paired resamples); ``interval_method`` says how the pairs' intervals were made:
     ``"shift_interval"`` (inverting the permutation test), ``"bootstrap_percentile"`` or
     ``""`` (none); ``bootstrap_seed`` is the seed of the task's shared resamples.
     """
@@ -519,19 +526,28 @@ def _run_chunk(task: PreparedTask, idx: list, seed_keys: list, alternative: str,
     statistic, pvalue, test, engine = _systems._run_all(
         task.arrays, task.systems, pairs, task.metric, alternative, options, root, n_jobs, executor, progress,
         seed_keys=seed_keys)
-    intervals = shift_intervals(task, pairs, alternative, confidence_level)
+    intervals = shift_intervals(task, pairs, alternative, confidence_level, n_jobs)
     return [{"statistic": statistic[k], "pvalue": float(pvalue[k]), "test": test[k], "engine": engine[k],
              "ci_low": low, "ci_high": high} for k, (low, high) in enumerate(intervals)]
 
 
 def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
-                    confidence_level: Optional[float]) -> list:
+                    confidence_level: Optional[float], n_jobs: Optional[int] = None) -> list:
     """(low, high) of each pair's difference by inverting the permutation test, in the metric's
     units, for sums and means; NaN for other metrics (bootstrapped per task) and without a level."""
     units = _shift_units(task.metric)
     if confidence_level is None or units is None:
         return [(math.nan, math.nan)] * len(pairs)
     ci_alt = _interval_alternative(task.metric, alternative)
+    if all(a.dtype.kind == "i" for a in task.arrays) and task.arrays[0].shape[0] > AUTO_EXACT_MAX:
+        # Every pair in one call of the core (the saddlepoint route of shift_interval).
+        n = task.arrays[0].shape[0]
+        bounds = batch_shift_bounds(np.stack(task.arrays), pairs, confidence_level, ci_alt, n_jobs)
+        if units == "sum_difference":
+            bounds = bounds * n
+        elif task.item_counts is not None:
+            bounds = bounds * n / task.n_items  # the units' summed difference, per item
+        return [(float(low), float(high)) for low, high in bounds]
     out = []
     for i, j in pairs.tolist():
         x, y = task.arrays[i], task.arrays[j]
@@ -596,8 +612,12 @@ def bootstrap_input(metric: Any, arrays: list, item_counts: Optional[np.ndarray]
 def _bootstrap(task: PreparedTask, confidence_level: float, alternative: str, n_resamples: int, seed: int,
                with_pairs: bool) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """Each system's interval and (with_pairs) each pair's difference interval, all from one
-    shared set of paired resamples of the task's items."""
+    shared set of paired resamples of the task's items; for sums and means of items (no pairs
+    asked for), each system's interval with infinitely many resamples."""
     stats, metric, scale = bootstrap_input(task.metric, task.arrays, task.item_counts)
+    if not with_pairs and task.item_counts is None:
+        # Sums and means of items: each system's resampled mean involves that system only.
+        return bootstrap_mean_intervals(task.arrays, confidence_level) * scale, None
     ci_alt = _interval_alternative(task.metric, alternative)
     none = np.zeros((0, 2), dtype=np.int64)
     both = with_pairs and ci_alt == "two-sided"

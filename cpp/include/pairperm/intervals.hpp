@@ -26,4 +26,27 @@ std::pair<double, double> clopper_pearson(std::int64_t hits, std::int64_t n, dou
 // starts the search). Assumes the exact p at min d is below `tail` (else min d is the end).
 double saddlepoint_shift_bound(const double* values, const double* counts, std::size_t m, double tail, double z);
 
+// The inversion interval's mean-difference ends [low, high] for many pairs of rows of one
+// integer score matrix (row-major, n_systems x n), each exactly what the single-pair route
+// computes from the multiset of d = x - y, scaled by a power of two: -inf for the low end when
+// even 2^-n is above the tail, min d when the p-value at min d is, else the saddlepoint root
+// (and the same, mirrored, for the high end). The exact comparisons 2^(c - n) > tail are made
+// as n - c < reject_exponent, the least j >= 0 with 2^-j <= tail, which the caller computes
+// exactly. Ends not asked for (want_low / want_high false) are -inf / +inf. A pair whose
+// differences overflow int64 or reach 2^53 (where float64 subset means are no longer exact)
+// gets NaN ends. out: 2 * n_pairs doubles (low, high per pair). Threads as in the batch.
+void batch_shift_bounds(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
+                        const std::int64_t* pairs, std::size_t n_pairs, double tail, double z,
+                        std::int64_t reject_exponent, bool want_low, bool want_high, unsigned n_threads,
+                        double* out);
+
+// Quantiles q_low and q_high of the bootstrap distribution of a sum with infinitely many
+// resamples: S, the sum of n iid draws from the m distinct values (ascending) with their
+// counts (n = the counts' total). P[S >= s] comes from the Lugannani-Rice approximation
+// (Davison and Hinkley 1988), with Daniels' continuity correction when the values lie on a
+// lattice of span `lattice` > 0 (S then takes the values n * min + k * lattice, and each
+// quantile is the least such value with P[S <= s] >= q); lattice = 0: S continuous.
+std::pair<double, double> bootstrap_sum_quantiles(const double* values, const double* counts, std::size_t m,
+                                                  double lattice, double q_low, double q_high);
+
 }  // namespace pairperm
