@@ -1,16 +1,17 @@
-"""Tilted importance sampling for smooth statistics of summed effects (BLEU, macro-F1, callables):
+"""Tilted importance sampling for smooth statistics of summed effects (BLEU, chrF, macro-F1, callables):
 checked against exact enumeration of all 2^n swap patterns, the exact F1 engine and plain Monte Carlo."""
 
 import itertools
 import math
+from collections import Counter
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import pairperm
-from pairperm import BLEU_COLUMNS
-from pairperm._bootstrap import bleu_from_sums, f1_from_sums
+from pairperm import BLEU_COLUMNS, CHRF_COLUMNS
+from pairperm._bootstrap import bleu_from_sums, chrf_from_sums, f1_from_sums
 from reference import brute_force_stat_pvalue
 from synthetic import random_counts, separated_f1_data
 
@@ -22,6 +23,26 @@ def bleu_stats(rng, n, quality, max_len=12):
     total = np.stack([np.maximum(hyp - k, 0) for k in range(4)], axis=1)
     correct = rng.binomial(total, np.clip(quality * np.array([1.0, 0.75, 0.55, 0.4]), 0, 1))
     return np.concatenate([hyp[:, None], ref[:, None], correct, total], axis=1)
+
+
+def chrf_statistics(hypothesis, reference, orders=6):
+    """sacrebleu's per-sentence chrF statistics (whitespace removed; per character n-gram
+    order: hypothesis n-grams, reference n-grams, clipped matches), in CHRF_COLUMNS order."""
+    h, r = "".join(hypothesis.split()), "".join(reference.split())
+    out = []
+    for n in range(1, orders + 1):
+        hc = Counter(h[i:i + n] for i in range(len(h) - n + 1))
+        rc = Counter(r[i:i + n] for i in range(len(r) - n + 1))
+        out += [sum(hc.values()), sum(rc.values()), sum((hc & rc).values())]
+    return out
+
+
+def chrf_stats(rng, n, quality):
+    """Random per-sentence chrF statistics; `quality` is the share of n-grams matched."""
+    hyp = rng.integers(4, 30, n)[:, None] - np.arange(6)
+    ref = np.maximum(hyp + rng.integers(-3, 4, (n, 1)), 0)
+    match = rng.binomial(np.minimum(np.maximum(hyp, 0), ref), quality * np.linspace(1.0, 0.6, 6))
+    return np.stack([np.maximum(hyp, 0), ref, match], axis=2).reshape(n, 18)
 
 
 def brute_force_difference_pvalue(x, y, metric, alternative):
@@ -122,11 +143,47 @@ def test_agrees_with_plain_monte_carlo_where_that_resolves_p():
     assert tilted.pvalue_ci[0] <= mc.pvalue_ci[1] and mc.pvalue_ci[0] <= tilted.pvalue_ci[1]
 
 
+def test_chrf_from_statistics_equals_sacrebleus_published_scores():
+    # Scores printed by the chrF metric card of Hugging Face datasets (sacrebleu 2, chrF,
+    # beta 2): one sentence, and a corpus of two.
+    one = chrf_statistics("The relationship between Obama and Netanyahu is not exactly friendly.",
+                          "The ties between Obama and Netanyahu are not particularly friendly.")
+    assert chrf_from_sums(np.array(one, dtype=np.float64)) == pytest.approx(61.576379378113785, rel=1e-12)
+    pairs = [("The relationship between cats and dogs is not exactly friendly.",
+              "The relationship between dogs and cats is not exactly friendly."),
+             ("a good bookshop is just a genteel black hole that knows how to read.",
+              "A good bookshop is just a genteel Black Hole that knows how to read.")]
+    corpus = np.array([chrf_statistics(h, r) for h, r in pairs]).sum(axis=0)
+    assert chrf_from_sums(corpus.astype(np.float64)) == pytest.approx(84.64214891738334, rel=1e-12)
+    assert len(CHRF_COLUMNS) == 18 and CHRF_COLUMNS[:3] == ("hyp_1", "ref_1", "match_1")
+    # Orders without n-grams on either side are left out of the averages; none at all gives 0.
+    short = chrf_statistics("ab", "abc")
+    assert chrf_from_sums(np.array(short, dtype=np.float64)) == chrf_from_sums(np.array(short[:6], dtype=np.float64))
+    assert chrf_from_sums(np.zeros(18)) == 0.0
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
+def test_corpus_chrf_matches_enumeration_of_all_swap_patterns(alternative):
+    rng = np.random.default_rng(8)
+    x, y = chrf_stats(rng, 14, 0.8), chrf_stats(rng, 14, 0.5)
+    exact = brute_force_difference_pvalue(x, y, chrf_from_sums, alternative)
+    assert exact < 0.01
+    r = pairperm.compare(x, y, "corpus_chrf", alternative=alternative, rng=4)
+    assert r.result.engine == "importance_sampling"
+    assert covers(r.result, exact) and r.pvalue == pytest.approx(exact, rel=0.1)
+    res = pairperm.compare_systems({"x": x, "y": y}, "corpus_chrf", alternative=alternative, rng=4)
+    assert res.rows[0].metric_a == pytest.approx(float(chrf_from_sums(x.sum(axis=0).astype(float))), rel=1e-12)
+    with pytest.raises(ValueError, match="corpus_chrf"):
+        pairperm.compare(x, y, "chrf")  # per-sentence scores are real numbers, not statistics
+    with pytest.raises(ValueError, match=r"\(N, 3k"):
+        pairperm.compare(x[:, :17], y[:, :17], "corpus_chrf")
+
+
 def test_interval_coverage_on_several_shapes():
-    """60 seeds x 3 shapes at a small n_resamples (where the interval is widest and most skewed),
+    """60 seeds x 4 shapes at a small n_resamples (where the interval is widest and most skewed),
     each against the exact p-value by enumeration. At the nominal 95% the number of misses is
-    Binomial(180, 0.05), mean 9: 18 or more happens with probability ~0.4%, while an interval
-    covering only 90% would miss 18 on average."""
+    Binomial(240, 0.05), mean 12: 23 or more happens with probability ~0.3%, while an interval
+    covering only 90% would miss 24 on average."""
     rng = np.random.default_rng(5)
     shapes = []
     x, y = bleu_stats(rng, 12, 0.8), bleu_stats(rng, 12, 0.45)
@@ -135,6 +192,7 @@ def test_interval_coverage_on_several_shapes():
     shapes.append((ca, cb, f1_from_sums))
     classes = [random_counts(rng, 12, recall=(0.9, 0.4)) for _ in range(2)]
     shapes.append((np.stack([c[0] for c in classes], 1), np.stack([c[1] for c in classes], 1), macro_f1))
+    shapes.append((chrf_stats(rng, 12, 0.85), chrf_stats(rng, 12, 0.45), chrf_from_sums))
     misses = 0
     for x, y, metric in shapes:
         exact = brute_force_difference_pvalue(x, y, metric, "two-sided")
@@ -142,7 +200,7 @@ def test_interval_coverage_on_several_shapes():
         for seed in range(60):
             r = pairperm.compare(x, y, metric, n_resamples=500, rng=seed).result
             misses += not covers(r, exact)
-    assert misses < 18
+    assert misses < 23
 
 
 def test_explicit_methods_and_bad_arguments():

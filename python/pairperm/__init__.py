@@ -4,7 +4,7 @@ The heart is the exact paired-permutation test for additively decomposable stati
 (Zmigrod, Vieira & Cotterell, NAACL 2022), made fast by grouping equal local effects.
 """
 
-from ._bootstrap import BLEU_COLUMNS, bootstrap_test
+from ._bootstrap import BLEU_COLUMNS, CHRF_COLUMNS, bootstrap_test
 from ._classic import mcnemar_test, sign_test, wilcoxon_test
 from ._compare import compare
 from ._distribution import Distribution, MultiDistribution
@@ -32,6 +32,7 @@ from ._version import __version__
 
 __all__ = [
     "BLEU_COLUMNS",
+    "CHRF_COLUMNS",
     "BootstrapIntervals",
     "BootstrapTestResult",
     "ConfidenceInterval",

@@ -31,9 +31,9 @@ from ._validation import (
     check_same_length,
 )
 
-__all__ = ["bootstrap_test", "BLEU_COLUMNS"]
+__all__ = ["bootstrap_test", "BLEU_COLUMNS", "CHRF_COLUMNS"]
 
-BUILTIN_METRICS = ("mean", "f1", "macro_f1", "bleu")
+BUILTIN_METRICS = ("mean", "f1", "macro_f1", "bleu", "corpus_chrf")
 
 #: Column order of the per-sentence BLEU statistics (as sacrebleu 2's segment statistics).
 BLEU_COLUMNS = (
@@ -41,6 +41,20 @@ BLEU_COLUMNS = (
     "correct_1", "correct_2", "correct_3", "correct_4",
     "total_1", "total_2", "total_3", "total_4",
 )
+
+#: Column order of the per-sentence chrF statistics (as sacrebleu's): for each character
+#: n-gram order 1..6, the hypothesis' n-grams, the reference's, and their matches. chrF++
+#: appends its two word orders in the same layout (24 columns).
+CHRF_COLUMNS = tuple(f"{what}_{order}" for order in range(1, 7) for what in ("hyp", "ref", "match"))
+
+# Per-entry statistics of each built-in metric: a description and a test of the shape after N.
+STATISTICS_SHAPES: dict[str, tuple[str, Callable[[tuple], bool]]] = {
+    "mean": ("(N,)", lambda s: len(s) == 0),
+    "f1": ("(N, 3) tp/fp/fn", lambda s: s == (3,)),
+    "macro_f1": ("(N, C, 3) tp/fp/fn", lambda s: len(s) == 2 and s[1] == 3),
+    "bleu": ("(N, 10)", lambda s: s == (10,)),
+    "corpus_chrf": ("(N, 3k), k orders of (hyp, ref, match)", lambda s: len(s) == 1 and s[0] >= 3 and s[0] % 3 == 0),
+}
 
 # Elements of one block of count vectors: 16 MB of float64, so blocks fit in cache-friendly
 # BLAS calls and memory stays flat in K.
@@ -90,28 +104,53 @@ def bleu_from_sums(s: np.ndarray) -> np.ndarray:
     return np.where(degenerate, 0.0, 100.0 * bp * np.exp(np.where(degenerate, 0.0, log_prec)))
 
 
+def chrf_from_sums(s: np.ndarray, beta: float = 2.0) -> np.ndarray:
+    """Corpus chrF (0-100, sacrebleu's definition) from summed statistics in
+    :data:`CHRF_COLUMNS` layout along the last axis (any number of orders): the F_beta of
+    the character n-gram precision and recall, each averaged over the orders where both the
+    hypothesis and the reference have n-grams; 0 when no order does."""
+    t = s.reshape(s.shape[:-1] + (s.shape[-1] // 3, 3))
+    hyp, ref, match = t[..., 0], t[..., 1], t[..., 2]
+    counted = (hyp > 0) & (ref > 0)
+    orders = counted.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(counted, match / np.where(counted, hyp, 1), 0.0).sum(axis=-1) / np.maximum(orders, 1)
+        rec = np.where(counted, match / np.where(counted, ref, 1), 0.0).sum(axis=-1) / np.maximum(orders, 1)
+        b2 = beta * beta
+        den = b2 * prec + rec
+        return np.where(den > 0, 100.0 * (1 + b2) * prec * rec / np.where(den > 0, den, 1.0), 0.0)
+
+
+def check_statistics_shape(metric: str, shape: tuple, func: str, label: str = "x") -> None:
+    """Per-entry statistics of the shape the built-in `metric` reads (shape after N)."""
+    want, ok = STATISTICS_SHAPES[metric]
+    if not ok(tuple(shape)):
+        raise ValueError(f"{func}: metric={metric!r} needs per-entry statistics of shape {want}; {label} has shape "
+                         f"(N,) + {tuple(shape)}")
+
+
 def _metric_function(metric: Union[str, Callable], shape: tuple, n: int, beta: float, zero_division: float,
                      func: str) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
     if callable(metric):
         return getattr(metric, "__name__", "callable"), metric
     if metric not in BUILTIN_METRICS:
         raise ValueError(f"{func}: metric must be one of {', '.join(map(repr, BUILTIN_METRICS))} or a callable; got {metric!r}")
-    want = {"mean": "(N,)", "f1": "(N, 3) tp/fp/fn", "macro_f1": "(N, C, 3) tp/fp/fn", "bleu": "(N, 10)"}[metric]
-    ok = {
-        "mean": len(shape) == 0,
-        "f1": shape == (3,),
-        "macro_f1": len(shape) == 2 and shape[1] == 3,
-        "bleu": shape == (10,),
-    }[metric]
-    if not ok:
-        raise ValueError(f"{func}: metric={metric!r} needs per-entry statistics of shape {want}; got (N,) + {shape}")
+    check_statistics_shape(metric, shape, func)
+    return metric, summed_metric(metric, n, beta, zero_division)
+
+
+def summed_metric(metric: str, n: int = 1, beta: float = 1.0, zero_division: float = 0.0) -> Callable:
+    """The built-in metric as a function of summed statistics (vectorised over leading axes);
+    n divides the sum for "mean"; beta and zero_division are F1's (chrF keeps its beta of 2)."""
     if metric == "mean":
-        return metric, lambda s: s / n
+        return lambda s: s / n
     if metric == "f1":
-        return metric, lambda s: f1_from_sums(s, beta, zero_division)
+        return lambda s: f1_from_sums(s, beta, zero_division)
     if metric == "macro_f1":
-        return metric, lambda s: f1_from_sums(s, beta, zero_division).mean(axis=-1)
-    return metric, bleu_from_sums
+        return lambda s: f1_from_sums(s, beta, zero_division).mean(axis=-1)
+    if metric == "corpus_chrf":
+        return chrf_from_sums
+    return bleu_from_sums
 
 
 def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, alternative: Any,
@@ -157,8 +196,8 @@ def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable,
 
 
 def check_counts(arr: np.ndarray, name: str, metric: str, func: str) -> None:
-    """The count-based metrics (F1, BLEU) need non-negative statistics."""
-    if metric in ("f1", "macro_f1", "bleu"):
+    """The count-based metrics (F1, BLEU, chrF) need non-negative statistics."""
+    if metric in ("f1", "macro_f1", "bleu", "corpus_chrf"):
         neg = arr < 0
         if neg.any():
             raise ValueError(f"{func}: {name} holds counts and must be non-negative; got {arr[neg][0]!r} "
@@ -231,7 +270,7 @@ def bootstrap_test(
     x, y : array_like of float, shape (N,) or (N, ...)
         Per-entry sufficient statistics of systems A and B; the metric is a function of
         their sums over entries.
-    metric : {"mean", "f1", "macro_f1", "bleu"} or callable
+    metric : {"mean", "f1", "macro_f1", "bleu", "corpus_chrf"} or callable
         - "mean": x, y of shape (N,); the mean score.
         - "f1": shape (N, 3), per-entry (tp, fp, fn); micro F_beta of the summed counts.
         - "macro_f1": shape (N, C, 3), per-entry per-class (tp, fp, fn); mean over classes
@@ -240,6 +279,9 @@ def bootstrap_test(
           :data:`BLEU_COLUMNS` = (hyp_len, ref_len, correct_1..4, total_1..4), i.e.
           sacrebleu 2's segment statistics; corpus BLEU on sacrebleu's 0-100 scale with its
           default "exp" smoothing.
+        - "corpus_chrf": shape (N, 3k), per-sentence chrF statistics in the layout of
+          :data:`CHRF_COLUMNS` (k = 6 character orders for chrF, 8 with chrF++'s word
+          orders); corpus chrF (beta 2) on sacrebleu's 0-100 scale.
         - callable: vectorised; receives summed statistics of shape (K,) + x.shape[1:]
           (float64) and returns shape (K,).
     n_resamples : int

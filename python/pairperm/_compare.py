@@ -33,7 +33,6 @@ __all__ = ["compare", "METRICS"]
 _INTEGER_SUMS = ("accuracy", "exact_match", "uas", "las", "sum")
 #: Per-entry real-valued scores whose corpus value is their mean (higher is better).
 REAL_MEANS = ("mean", "comet", "bleurt", "chrf", "sentence_bleu", "ndcg", "ap", "rr", "rouge", "judge")
-_CORPUS_SHAPES = {"macro_f1": "(N, C, 3)", "bleu": "(N, 10)"}
 
 
 def _done(result: Any, test: str, reason: str, *, per_item: bool = False, effect: Any = None) -> CompareResult:
@@ -76,9 +75,25 @@ def _how(result: Any) -> str:
     return _ENGINE_WORDS.get(str(result.engine), f"engine {result.engine!r}")
 
 
+# Per-sentence scores of these metrics are real numbers; integer columns are the corpus
+# metric's statistics, which averaging as samples per item would silently misread.
+CORPUS_OF_SENTENCE_METRIC = {"chrf": "corpus_chrf", "sentence_bleu": "bleu"}
+
+
+def check_sentence_scores(metric: Any, arr: np.ndarray, label: str, func: str) -> None:
+    """Refuses integer statistics of shape (N, k) given to a per-sentence metric."""
+    corpus = CORPUS_OF_SENTENCE_METRIC.get(metric) if isinstance(metric, str) else None
+    if corpus is not None and arr.ndim == 2 and arr.dtype.kind in "iu":
+        raise ValueError(f"{func}: metric={metric!r} takes per-sentence scores (real numbers); {label} holds integer "
+                         f"columns of shape {arr.shape}, which look like per-sentence statistics: for the corpus "
+                         f"metric from them use metric={corpus!r}")
+
+
 def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
                  method: Any = "auto", groups: Any = None) -> CompareResult:
     xa, ya = np.asarray(x), np.asarray(y)
+    check_sentence_scores(metric, xa, "x", "compare")
+    check_sentence_scores(metric, ya, "y", "compare")
     per_item = metric not in ("sum", "uas", "las")  # accuracy, exact match and means are per entry
     if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
         r: Any = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples,
@@ -130,7 +145,7 @@ def summed_statistics_method(method: Any, what: str) -> str:
 
 def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
             method: Any = "auto", groups: Any = None) -> CompareResult:
-    """macro-F1 / BLEU of summed integer statistics."""
+    """macro-F1 / BLEU / chrF of summed integer statistics."""
     func = "compare"
     method = summed_statistics_method(method, f"metric={metric!r}")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
@@ -138,10 +153,8 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     xa = as_int_array(x, "x", func, ndim=(2, 3), hint=hint)
     ya = as_int_array(y, "y", func, ndim=(2, 3), hint=hint)
     check_same_length(xa, ya, "x", "y", func)
-    shape = xa.shape[1:]
-    if (metric == "macro_f1" and not (len(shape) == 2 and shape[1] == 3)) or (metric == "bleu" and shape != (10,)):
-        raise ValueError(f"{func}: metric={metric!r} needs statistics of shape {_CORPUS_SHAPES[metric]}; got {xa.shape}")
-    one = (lambda s: _bootstrap.f1_from_sums(s).mean(axis=-1)) if metric == "macro_f1" else _bootstrap.bleu_from_sums
+    _bootstrap.check_statistics_shape(metric, xa.shape[1:], func)
+    one = _bootstrap.summed_metric(metric)
     r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng, method, groups, x)
     return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
                                         f"engine: paired permutation of entries, {_how(r)}",
@@ -193,6 +206,7 @@ _ROUTES: dict[str, Callable[..., CompareResult]] = {
     "recall": _ratio,
     "macro_f1": _corpus,
     "bleu": _corpus,
+    "corpus_chrf": _corpus,
     "perplexity": _perplexity,
 }
 #: The metric names compare() knows.
@@ -217,7 +231,9 @@ def compare(
       exact, since the metric is a sum of per-entry integer scores.
     - ``"f1"``, ``"precision"``, ``"recall"`` ((N, 3) or (N, 2) counts): ``f1_test``,
       ``precision_test``, ``recall_test``; exact structured tests.
-    - ``"macro_f1"`` ((N, C, 3)), ``"bleu"`` ((N, 10)): :func:`monte_carlo_test`; no exact
+    - ``"macro_f1"`` ((N, C, 3)), ``"bleu"`` ((N, 10), :data:`BLEU_COLUMNS`),
+      ``"corpus_chrf"`` ((N, 18) chrF or (N, 24) chrF++, :data:`CHRF_COLUMNS`): corpus-level
+      metrics of summed integer statistics, by :func:`monte_carlo_test`; no exact
       engine: the paired permutation of entries, by tilted importance sampling (a p-value
       with a relative error bar at any depth, so it survives a multiple-comparison
       correction), or plain Monte Carlo with ``method="monte_carlo"``.
@@ -258,7 +274,7 @@ def compare(
         (exact engine when cheap, else the certified band-limited inversion, ~0.3 s at
         N = 10^5), "exact" (the exact engine; refused above a few thousand distinct ranks),
         "monte_carlo". Real-valued means: :func:`permutation_test`'s "auto", "exact",
-        "monte_carlo". "macro_f1", "bleu" and callables: "auto" (= "importance_sampling"),
+        "monte_carlo". "macro_f1", "bleu", "corpus_chrf" and callables: "auto" (= "importance_sampling"),
         "monte_carlo" (plain sampling; its p-value is at least 1 / (1 + n_resamples)).
 
     Returns

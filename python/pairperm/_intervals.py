@@ -426,7 +426,7 @@ def bootstrap_intervals(
     scores : array_like of shape (K, N, ...) or a sequence of K arrays of shape (N, ...)
         Per-item sufficient statistics of each system, in the layouts of
         :func:`pairperm.bootstrap_test`; the metric is a function of their sums over items.
-    metric : {"mean", "f1", "macro_f1", "bleu"} or callable
+    metric : {"mean", "f1", "macro_f1", "bleu", "corpus_chrf"} or callable
         As in :func:`pairperm.bootstrap_test`.
     pairs : array_like of int, shape (P, 2), optional
         Pairs (i, j) whose difference ``metric_i - metric_j`` gets an interval; default every

@@ -26,8 +26,8 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from . import _core, _runner
-from ._bootstrap import BLEU_COLUMNS, bleu_from_sums, f1_from_sums
-from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, compare
+from ._bootstrap import BLEU_COLUMNS, CHRF_COLUMNS, check_statistics_shape, f1_from_sums, summed_metric
+from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, check_sentence_scores, compare
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
 from ._validation import (
@@ -573,9 +573,7 @@ def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
         if metric == "recall":
             return float(f1_from_sums(sums[[0, 2, 1]], beta=0.0))  # F_0 with fp and fn exchanged
         return float(f1_from_sums(sums))
-    if metric == "macro_f1":
-        return float(f1_from_sums(sums).mean(axis=-1))
-    return float(bleu_from_sums(sums))  # bleu
+    return float(summed_metric(metric)(sums))  # macro_f1, bleu, corpus_chrf
 
 
 def _frame_columns(metric: Any, label: str, frame: Any) -> np.ndarray:
@@ -586,6 +584,8 @@ def _frame_columns(metric: Any, label: str, frame: Any) -> np.ndarray:
         options = [("tp", "fp", "fn"), ("tp", "errors")] if metric == "f1" else [("tp", "fp", "fn")]
     elif metric == "bleu":
         options = [BLEU_COLUMNS]
+    elif metric == "corpus_chrf":
+        options = [CHRF_COLUMNS]
     else:
         options = [tuple(cols)] if len(cols) == 1 else []
     for want in options:
@@ -604,6 +604,7 @@ def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
         raw = _frame_columns(metric, label, raw)
     if callable(metric) or metric in _PER_ENTRY_REAL:
         arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
+        check_sentence_scores(metric, arr, label, _FUNC)
         if metric in _PER_ENTRY_REAL and arr.ndim != 1:
             raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,); {label} has shape {arr.shape}")
         return arr
@@ -615,11 +616,8 @@ def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
             raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry (tp, fp, fn) counts of shape (N, 3) "
                              f"(or (tp, errors), (N, 2)); {label} has shape {arr.shape}")
         return arr
-    want = "(N, C, 3)" if metric == "macro_f1" else "(N, 10)"
     arr = as_int_array(raw, label, _FUNC, ndim=(2, 3), hint="pairperm.bootstrap_test takes real-valued statistics")
-    ok = (arr.ndim == 3 and arr.shape[2] == 3) if metric == "macro_f1" else (arr.ndim == 2 and arr.shape[1] == 10)
-    if not ok:
-        raise ValueError(f"{_FUNC}: metric={metric!r} needs statistics of shape {want}; {label} has shape {arr.shape}")
+    check_statistics_shape(metric, arr.shape[1:], _FUNC, label)
     return arr
 
 

@@ -20,7 +20,7 @@ from ._validation import ALTERNATIVES, check_unique_labels, id_column_reason
 
 FORMATS = ("table", "json", "csv", "latex", "markdown")
 # Metrics whose per-entry input is a row of counts rather than one number.
-_COLUMNS = {"f1": (2, 3), "precision": (3,), "recall": (3,), "bleu": (10,)}
+_COLUMNS = {"f1": (2, 3), "precision": (3,), "recall": (3,), "bleu": (10,), "corpus_chrf": (18, 24)}
 _PER_ENTRY_METRICS = tuple(m for m in METRICS if m not in _COLUMNS and m != "macro_f1")
 
 

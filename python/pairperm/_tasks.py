@@ -44,7 +44,7 @@ LONG_COLUMNS = ("task", "item", "system", "score")
 # permutation test (shift_interval); the others are bootstrapped.
 _SHIFT_METRICS = (*_INTEGER_SUMS, *REAL_MEANS, "perplexity")
 # Metrics that read a per-system DataFrame's statistics by column name.
-_FRAME_METRICS = ("f1", "precision", "recall", "bleu")
+_FRAME_METRICS = ("f1", "precision", "recall", "bleu", "corpus_chrf")
 # Pairs stored per cache write: small enough that an interrupted run loses little, large
 # enough that the C++ batch still amortises its set-up over many pairs.
 _CACHE_CHUNK = 64
@@ -606,7 +606,7 @@ def bootstrap_input(metric: Any, arrays: list, item_counts: Optional[np.ndarray]
         counts = [a if a.shape[1] == 3 else np.column_stack([a, np.zeros(len(a), a.dtype)]) for a in arrays]
         fn = {"f1": "f1", "precision": _precision_of_sums, "recall": _recall_of_sums}[metric]
         return counts, fn, 1
-    return arrays, metric, 1  # macro_f1, bleu
+    return arrays, metric, 1  # macro_f1, bleu, corpus_chrf
 
 
 def _bootstrap(task: PreparedTask, confidence_level: float, alternative: str, n_resamples: int, seed: int,
