@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "clones.hpp"
 #include "int128.hpp"
 
 namespace pairperm {
@@ -170,9 +171,7 @@ EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b
 // the caller reads the input again the general way.
 // Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
 // (~1.4x per entry), and every x86-64 keeps the baseline build.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(PAIRPERM_NO_TARGET_CLONES)
-__attribute__((target_clones("avx2", "default")))
-#endif
+PAIRPERM_CLONES
 bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s) {
     constexpr std::size_t block = 2048;
     constexpr std::size_t width = 256;

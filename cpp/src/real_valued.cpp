@@ -14,13 +14,7 @@
 #include "parallel.hpp"
 #include "rng.hpp"
 
-// The two sampling kernels are built twice on x86-64 Linux (baseline and AVX2) and picked at
-// load time: a portable wheel then still uses 4-wide vectors where the CPU has them.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define PAIRPERM_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define PAIRPERM_CLONES
-#endif
+#include "clones.hpp"  // the two sampling kernels are built for the baseline and for AVX2
 
 namespace pairperm {
 namespace {
