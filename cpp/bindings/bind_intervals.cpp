@@ -53,6 +53,16 @@ void bind_intervals(py::module_& m) {
         "Mean-difference ends (low, high) of the permutation-inversion interval of every row pair of an "
         "(n_systems, N) int64 matrix by the saddlepoint route; NaN where the differences reach 2^53.");
     m.def(
+        "walsh_order_statistic",
+        [](const double_array& sorted_d, std::int64_t k, std::size_t listed) {
+            if (sorted_d.ndim() != 1) throw std::invalid_argument("walsh_order_statistic: d must be 1-D");
+            const double* d = sorted_d.data();
+            const auto n = static_cast<std::size_t>(sorted_d.shape(0));
+            return without_gil([&] { return walsh_order_statistic(d, n, k, listed); });
+        },
+        py::arg("sorted_d"), py::arg("k"), py::arg("listed"),
+        "The k-th smallest (1-based) Walsh average (d_i + d_j) / 2, i <= j, of ascending d.");
+    m.def(
         "bootstrap_sum_quantiles",
         [](const double_array& values, const double_array& counts, const int_array& offsets,
            const double_array& lattices, double q_low, double q_high) {

@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
+from . import _core
 from ._results import ConfidenceInterval
 from ._validation import N_RESAMPLES, check_probability
 
@@ -208,48 +209,13 @@ def walsh_order_statistic(sorted_d: np.ndarray, k: int) -> float:
 
     Up to 200 items all of them are listed. Beyond, bisection on the value v narrows a window
     (lo, hi] holding the k-th, counting the pairs below v by comparing d_j with 2 v - d_i
-    (O(n log n) per step), until the window holds at most 4n pairs, which are then listed. A
-    pair whose float sum lies within an ulp of 2 lo may be counted on the other side of lo, so
-    the result may then differ from the listed one by an adjacent Walsh average; such pairs
-    are rare, and the large-n interval is a normal approximation anyway.
+    (O(n) per step, in the core), until the window holds at most 4n pairs, which are then
+    listed. A pair whose float sum lies within an ulp of 2 lo may be counted on the other side
+    of lo, so the result may then differ from the listed one by an adjacent Walsh average;
+    such pairs are rare, and the large-n interval is a normal approximation anyway.
     """
-    n = len(sorted_d)
-    if n <= _WALSH_LISTED_MAX:
-        i, j = np.triu_indices(n)
-        w = (sorted_d[i] + sorted_d[j]) / 2
-        return float(np.partition(w, k - 1)[k - 1])
-    first = np.arange(n)
-
-    def ends(v: float) -> np.ndarray:
-        """For each i, one past the last j >= i with d_j <= 2 v - d_i."""
-        return np.maximum(np.searchsorted(sorted_d, 2 * v - sorted_d, side="right"), first)
-
-    lo, hi = float(np.nextafter(sorted_d[0], -np.inf)), float(sorted_d[-1])
-    ends_lo, ends_hi = first.copy(), np.full(n, n)
-    below, upto = 0, n * (n + 1) // 2  # pairs at or below lo, and at or below hi
-    while upto - below > 4 * n:
-        # The smallest pair above lo and the largest at or below hi: when they agree, every
-        # pair in the window has that value (ties: integer scores give few distinct averages).
-        above = ends_lo < n
-        smallest = float(np.min(sorted_d[first[above]] + sorted_d[ends_lo[above]])) / 2
-        counted = ends_hi > first
-        largest = float(np.max(sorted_d[first[counted]] + sorted_d[ends_hi[counted] - 1])) / 2
-        mid = lo + (hi - lo) / 2
-        if smallest >= largest or mid in (lo, hi):
-            return largest
-        at_mid = ends(mid)
-        count = int((at_mid - first).sum())
-        if count >= k:
-            hi, upto, ends_hi = mid, count, at_mid
-        else:
-            lo, below, ends_lo = mid, count, at_mid
-    start, stop = ends_lo, ends_hi
-    sizes = stop - start
-    offsets = np.repeat(np.cumsum(sizes) - sizes, sizes)
-    i = np.repeat(first, sizes)
-    j = np.repeat(start, sizes) + np.arange(len(i)) - offsets
-    w = (sorted_d[i] + sorted_d[j]) / 2
-    return float(np.partition(w, k - below - 1)[k - below - 1])
+    return float(_core.walsh_order_statistic(np.ascontiguousarray(sorted_d, dtype=np.float64), int(k),
+                                             _WALSH_LISTED_MAX))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -40,6 +40,13 @@ void batch_shift_bounds(const std::int64_t* scores, std::size_t n_systems, std::
                         std::int64_t reject_exponent, bool want_low, bool want_high, unsigned n_threads,
                         double* out);
 
+// The k-th smallest (1-based) of the n (n + 1) / 2 Walsh averages (d_i + d_j) / 2, i <= j, of
+// ascending d: the Hodges-Lehmann estimate and the signed-rank test's interval ends. Beyond
+// `listed` items, bisection on the value narrows a window of pairs, each step counting the
+// pairs below the midpoint v (d_j <= 2 v - d_i, found by walking j down as i goes up: O(n)),
+// until the window holds at most 4n pairs, which are then listed.
+double walsh_order_statistic(const double* sorted_d, std::size_t n, std::int64_t k, std::size_t listed);
+
 // Quantiles q_low and q_high of the bootstrap distribution of a sum with infinitely many
 // resamples: S, the sum of n iid draws from the m distinct values (ascending) with their
 // counts (n = the counts' total). P[S >= s] comes from the Lugannani-Rice approximation
