@@ -379,3 +379,16 @@ def test_coverage_of_the_saddlepoint_route_at_larger_n():
         for _ in range(reps)
     )
     assert hits / reps >= 0.9 - 3 * math.sqrt(0.09 / reps)
+
+
+def test_the_exact_test_does_not_form_the_differences_until_an_interval_asks():
+    # The default integer route reads x and y once, in the core's summary; the differences
+    # x - y behind confidence_interval() are formed only when it is called (or pickled).
+    rng = np.random.default_rng(12)
+    x, y = rng.integers(0, 9, 5000), rng.integers(0, 9, 5000)
+    r = pairperm.permutation_test(x, y)
+    assert r._effect.differences._d is None
+    back = pickle.loads(pickle.dumps(r))
+    want = pairperm.shift_interval(x, y, confidence_level=0.9).sum_difference
+    assert r.confidence_interval(0.9) == back.confidence_interval(0.9) == want
+    assert np.array_equal(r._effect.differences.d, x - y)

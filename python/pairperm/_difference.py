@@ -68,12 +68,23 @@ def _tail(confidence_level: Any, alternative: str) -> Fraction:
 class _Differences:
     """Per-item differences d = x - y, kept as given (no sort while the test runs) and pickled
     as their multiset: the distinct values and their counts where values repeat (0/1 scores
-    pickle three numbers), the values alone otherwise."""
+    pickle three numbers), the values alone otherwise. Given as the scores (x, y), d is only
+    formed when an interval asks for it: the test itself never reads the inputs that way."""
 
-    __slots__ = ("d",)
+    __slots__ = ("_d", "_scores")
 
-    def __init__(self, d: np.ndarray) -> None:
-        self.d = d
+    def __init__(self, d: Optional[np.ndarray] = None, scores: Optional[tuple[np.ndarray, np.ndarray]] = None) -> None:
+        self._d = d
+        self._scores = scores
+
+    @property
+    def d(self) -> np.ndarray:
+        if self._d is None:
+            assert self._scores is not None
+            x, y = self._scores
+            self._d = x - y  # within int64: the test's summary checked the sums of |x| + |y|
+            self._scores = None
+        return self._d
 
     def __getstate__(self) -> dict:
         values, counts = np.unique(self.d, return_counts=True)
@@ -83,7 +94,8 @@ class _Differences:
 
     def __setstate__(self, state: dict) -> None:
         counts = state.get("counts")
-        self.d = state["values"] if counts is None else np.repeat(state["values"], counts)
+        self._d = state["values"] if counts is None else np.repeat(state["values"], counts)
+        self._scores = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +112,11 @@ class ShiftEffect:
     @classmethod
     def of(cls, d: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
         return cls(_Differences(d), per, 0 if n_items == len(d) else n_items)
+
+    @classmethod
+    def of_scores(cls, x: np.ndarray, y: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
+        """The effect of d = x - y, formed only when an interval needs it."""
+        return cls(_Differences(scores=(x, y)), per, 0 if n_items == len(x) else n_items)
 
     def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""

@@ -86,6 +86,15 @@ class LocalEffects:
             return cls.real(stay_a, swap_a)
         return cls.from_arrays(stay_a, swap_a, func, names)
 
+    def shift_effect(self, per: str, n_items: int = 0) -> Any:
+        """The inversion-interval record of the differences stay = x - y, which for paired
+        scores is formed only if an interval is asked for."""
+        from ._difference import ShiftEffect
+
+        if self._paired and "stay" not in self.__dict__:
+            return ShiftEffect.of_scores(self._x, self._y, per, n_items)
+        return ShiftEffect.of(self.stay, per, n_items)
+
     @cached_property
     def stay(self) -> np.ndarray:
         # x - y cannot overflow: the summary checked the sums of |x| + |y|.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
 
-from ._difference import ShiftEffect, with_effect
+from ._difference import with_effect
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
@@ -217,4 +217,4 @@ def permutation_test(
     effects, stat, mc, n_items = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol,
                                                       groups)
     r = run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)
-    return with_effect(r, r.statistic, ShiftEffect.of(effects.stay, "sum", n_items))
+    return with_effect(r, r.statistic, effects.shift_effect("sum", n_items))
