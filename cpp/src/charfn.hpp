@@ -46,5 +46,14 @@ Tilt tilt_for_mean(const ReducedLaw& law, double s);
 // so that it is negligible. M is rounded up to an FFT-friendly size and returned.
 std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M);
 
+// sum over n = first..last of e^{-theta (w0 + n - s)} f(n), f the window's tilted pmf above
+// (0 <= first <= last < M, w0 + first >= s), summed from the spectrum itself: each kept
+// frequency contributes its value times a geometric sum in closed form, so neither the
+// inverse FFT nor a pass over the window is needed, and the work is the few frequencies
+// that matter. Dropping the negligible ones moves the sum by at most e^-50 times the sum of
+// the weights, as it moves each pmf entry by at most e^-50.
+double tilted_window_tail(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t M, std::size_t first,
+                          std::size_t last, std::int64_t s);
+
 }  // namespace detail
 }  // namespace pairperm

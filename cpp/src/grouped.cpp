@@ -196,26 +196,93 @@ void evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const
 
 }  // namespace
 
-std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M) {
-    M = good_fft_size(std::max<std::size_t>(M, 1));
-    check_support(static_cast<double>(M) * 2.0, "grouped engine",
-                  "even the certified window is this wide (a few very large |stay - swap| leave huge gaps "
-                  "in the support); use monte_carlo_test");
+namespace {
+
+// The half spectrum (j = 0 .. M/2) of the window's tilted pmf, zero where negligible, and the
+// frequencies kept.
+std::vector<double> sparse_spectrum(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t M,
+                                    const UnitRoots& roots, std::vector<std::size_t>& kept) {
     const auto Mi = static_cast<std::int64_t>(M);
     std::int64_t shift = 0;
     const std::vector<TiltedGroup> gs = tilted_groups(law, theta, Mi, shift);
     const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
     std::vector<double> spectrum(2 * (M / 2 + 1), 0.0);
-    const UnitRoots roots(Mi);
     std::vector<double> scratch;
     Progress progress;
     for_each_candidate(choose_filter(gs), M, [&](std::size_t j) {
         progress.add(gs.size());
         evaluate_frequency(gs, j, roots, phase_shift, scratch, spectrum.data());
+        if (spectrum[2 * j] != 0.0 || spectrum[2 * j + 1] != 0.0) kept.push_back(j);
     });
+    return spectrum;
+}
+
+void check_window(std::size_t M) {
+    check_support(static_cast<double>(M) * 2.0, "grouped engine",
+                  "even the certified window is this wide (a few very large |stay - swap| leave huge gaps "
+                  "in the support); use monte_carlo_test");
+}
+
+}  // namespace
+
+std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t& M) {
+    M = good_fft_size(std::max<std::size_t>(M, 1));
+    check_window(M);
+    const UnitRoots roots(static_cast<std::int64_t>(M));
+    std::vector<std::size_t> kept;
+    std::vector<double> spectrum = sparse_spectrum(law, theta, w0, M, roots, kept);
     std::vector<double> out(M);
     inverse_real_fft(spectrum.data(), out.data(), M, 1.0 / static_cast<double>(M));
     return out;
+}
+
+double tilted_window_tail(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t M, std::size_t first,
+                          std::size_t last, std::int64_t s) {
+    check_window(M);
+    const auto Mi = static_cast<std::int64_t>(M);
+    const UnitRoots roots(Mi);
+    std::vector<std::size_t> kept;
+    const std::vector<double> spectrum = sparse_spectrum(law, theta, w0, M, roots, kept);
+    // f(n) = (1/M) sum over all j of F_j e^{2 pi i j n / M}, F_{M-j} = conj(F_j): the half
+    // spectrum counts twice, except j = 0 and (M even) j = M/2. For each j the weighted sum
+    // over n = first..last is e^{-theta (w0 + first - s)} e^{2 pi i j first / M} (1 - z^L) / (1 - z)
+    // with z = e^{-theta} e^{2 pi i j / M}, L = last - first + 1.
+    const auto L = static_cast<std::int64_t>(last - first + 1);
+    const double u_l = std::exp(-theta * static_cast<double>(L));
+    const double one_minus_u = -std::expm1(-theta), one_minus_u_l = -std::expm1(-theta * static_cast<double>(L));
+    const double u = std::exp(-theta);
+    const double lead = std::exp(-theta * static_cast<double>(w0 + static_cast<std::int64_t>(first) - s));
+    const auto f0 = static_cast<std::int64_t>(first);
+    CompensatedSum acc;
+    for (std::size_t j : kept) {
+        const auto ji = static_cast<std::int64_t>(j);
+        // 1 - u e^{i w} and 1 - u^L e^{i w L}, with 1 - cos written through sin^2 (no cancellation
+        // where both are near 1).
+        auto one_minus = [](double one_minus_mag, double mag, double c, double sn, double& re, double& im) {
+            const double vers = c > 0 ? sn * sn / (1.0 + c) : 1.0 - c;  // 1 - cos
+            re = one_minus_mag + mag * vers;
+            im = -mag * sn;
+        };
+        double c1, s1, cl, sl, cf, sf;
+        roots.at(ji % Mi, c1, s1);
+        roots.at((ji * (L % Mi)) % Mi, cl, sl);
+        roots.at((ji * (f0 % Mi)) % Mi, cf, sf);
+        double dr, di, nr, ni;
+        if (theta == 0.0 && j == 0) {
+            nr = static_cast<double>(L), ni = 0.0, dr = 1.0, di = 0.0;  // the sum of L ones
+        } else {
+            one_minus(one_minus_u, u, c1, s1, dr, di);
+            one_minus(one_minus_u_l, u_l, cl, sl, nr, ni);
+        }
+        // G = e^{i w first} (nr + i ni) / (dr + i di).
+        const double den = dr * dr + di * di;
+        const double qr = (nr * dr + ni * di) / den, qi = (ni * dr - nr * di) / den;
+        const double gr = cf * qr - sf * qi, gi = cf * qi + sf * qr;
+        const double fr = spectrum[2 * j], fi = spectrum[2 * j + 1];
+        const bool single = j == 0 || 2 * j == M;
+        acc.add((single ? 1.0 : 2.0) * (fr * gr - fi * gi));
+    }
+    return lead * acc.value() / static_cast<double>(M);
 }
 
 }  // namespace detail

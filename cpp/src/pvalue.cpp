@@ -97,17 +97,14 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
     const double t = detail::hoeffding_halfwidth(law.variance_range, detail::log_tilted_window_eps);
     const auto w_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(center - t)));
     const auto w_hi = std::min<std::int64_t>(law.top, static_cast<std::int64_t>(std::ceil(center + t)));
-    std::size_t M = static_cast<std::size_t>(w_hi - w_lo + 1);
-    const std::vector<double> f = detail::tilted_pmf_window(law, theta, w_lo, M);
-    // sum_{x >= s} e^{-theta (x - s)} f_theta(x): every term <= f_theta(x), largest near s.
-    detail::CompensatedSum tail;
-    const double decay = std::exp(-theta);
-    double w = 1.0;
-    for (std::int64_t x = std::max(s, w_lo); x <= w_hi; ++x) {
-        tail.add(w * std::max(f[static_cast<std::size_t>(x - w_lo)], 0.0));
-        w *= decay;
-        if (w < 1e-300) break;
-    }
+    // sum_{x >= s} e^{-theta (x - s)} f_theta(x) over the window, from the few frequencies of
+    // its spectrum that matter; the window's own width is the period (no FFT-friendly size is
+    // needed, and a shorter period has fewer frequencies to sum).
+    const std::int64_t first = std::max(s, w_lo);
+    const double acc = first > w_hi ? 0.0
+                                    : detail::tilted_window_tail(law, theta, w_lo, static_cast<std::size_t>(w_hi - w_lo + 1),
+                                                                 static_cast<std::size_t>(first - w_lo),
+                                                                 static_cast<std::size_t>(w_hi - w_lo), s);
     // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2), and the log of the tilt
     // undone at s, summed together: the result is a small difference of large terms.
     detail::CompensatedSum log_p;
@@ -115,7 +112,6 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
         const double a = theta * static_cast<double>(g.k);
         log_p.add_product(static_cast<double>(g.count), a + std::log1p(std::exp(-a)) - std::log(2.0));
     }
-    const double acc = tail.value();
     if (!(acc > 0)) return -INFINITY;
     log_p.add_product(-theta, sd);
     log_p.add(std::log(acc));
