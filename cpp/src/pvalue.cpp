@@ -94,17 +94,25 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
     const auto sd = static_cast<double>(s);
     const detail::Tilt tilt = detail::tilt_for_mean(law, sd);
     const double theta = tilt.theta, center = tilt.mean;
-    const double t = detail::hoeffding_halfwidth(law.variance_range, detail::log_tilted_window_eps);
-    const auto w_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(center - t)));
-    const auto w_hi = std::min<std::int64_t>(law.top, static_cast<std::int64_t>(std::ceil(center + t)));
-    // sum_{x >= s} e^{-theta (x - s)} f_theta(x) over the window, from the few frequencies of
-    // its spectrum that matter; the window's own width is the period (no FFT-friendly size is
-    // needed, and a shorter period has fewer frequencies to sum).
-    const std::int64_t first = std::max(s, w_lo);
-    const double acc = first > w_hi ? 0.0
-                                    : detail::tilted_window_tail(law, theta, w_lo, static_cast<std::size_t>(w_hi - w_lo + 1),
-                                                                 static_cast<std::size_t>(first - w_lo),
-                                                                 static_cast<std::size_t>(w_hi - w_lo), s);
+    // sum_{x >= s} e^{-theta (x - s)} f_theta(x) over a window about the tilted mean, from the
+    // few frequencies of its spectrum that matter; the window's own width is the period (no
+    // FFT-friendly size is needed, and a shorter period has fewer frequencies to sum). The
+    // tilted mass outside the window (at most eps, Hoeffding) aliases into it, where every
+    // weight is at most 1: an absolute error of at most eps in the sum. A window cut at
+    // 1e-20 is 0.7x as wide as one at 1e-40 and suffices when the sum is above 1e-4 (its
+    // terms near s are ~ 1 / sd of the tilted law); otherwise the 1e-40 window is used.
+    double acc = 0.0;
+    for (const double log_eps : {detail::log_tilted_window_eps / 2, detail::log_tilted_window_eps}) {
+        const double t = detail::hoeffding_halfwidth(law.variance_range, log_eps);
+        const auto w_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(center - t)));
+        const auto w_hi = std::min<std::int64_t>(law.top, static_cast<std::int64_t>(std::ceil(center + t)));
+        const std::int64_t first = std::max(s, w_lo);
+        acc = first > w_hi ? 0.0
+                           : detail::tilted_window_tail(law, theta, w_lo, static_cast<std::size_t>(w_hi - w_lo + 1),
+                                                        static_cast<std::size_t>(first - w_lo),
+                                                        static_cast<std::size_t>(w_hi - w_lo), s);
+        if (acc * 1e-16 >= std::exp(log_eps)) break;
+    }
     // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2), and the log of the tilt
     // undone at s, summed together: the result is a small difference of large terms.
     detail::CompensatedSum log_p;
