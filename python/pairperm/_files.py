@@ -496,8 +496,10 @@ def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optiona
         return _aligned([(s, f, ids, scores) for s, f, ids, scores, _ in parts], id_field, system_field, pd)
     tasks: dict = {}
     for s, f, ids, scores, task in parts:
-        for t in pd.unique(task):
-            mask = (task == t).to_numpy()
+        # Task names coded once: comparing a string column with each name costs a pass per task.
+        codes, names = pd.factorize(task)
+        for k, t in enumerate(names):
+            mask = codes == k
             tasks.setdefault(t, []).append((s, f"{f} (task {t!r})", ids[mask], scores[mask]))
     return {t: _aligned(p, id_field, system_field, pd) for t, p in tasks.items()}
 
