@@ -169,6 +169,18 @@ def test_bootstrap_intervals_come_from_one_shared_set_per_task(tasks, result):
     assert [(r.ci_low, r.ci_high) for r in rows] == [tuple(iv) for iv in direct.difference_intervals.tolist()]
 
 
+def test_real_valued_and_wide_integer_scores_keep_the_shared_resamples():
+    rng = np.random.default_rng(4)
+    data = {"real": {s: rng.random(80) + 0.1 * k for k, s in enumerate("ABC")},
+            "wide": {s: rng.integers(0, 5000, 80) for s in "ABC"}}
+    res = pairperm.compare_systems(data, {"real": "mean", "wide": "sum"}, rng=2)
+    for t in res.tasks:
+        scale = 80 if t.name == "wide" else 1
+        direct = pairperm.bootstrap_intervals(list(data[t.name].values()), "mean", method="percentile",
+                                              n_resamples=1000, rng=t.bootstrap_seed)
+        assert t.system_intervals == tuple(tuple(iv) for iv in (direct.intervals * scale).tolist())
+
+
 def test_sum_and_mean_system_intervals_are_the_unsampled_bootstrap(tasks, result):
     # Sums and means: each system's percentile interval with infinitely many resamples. The
     # accuracy task's is Binomial(N, accuracy) / N exactly; the sum task's sits where a large

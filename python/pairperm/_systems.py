@@ -199,9 +199,10 @@ class SystemsComparison:
         Level of the intervals of the rows and of ``system_intervals`` (None: none asked for).
     system_intervals : tuple of (float, float)
         Each system's metric's bootstrap percentile interval (empty without intervals): for
-        sums and means of items, the interval of infinitely many resamples (the quantiles of the
-        resampled mean's distribution by the saddlepoint approximation, no sampling noise); for
-        other metrics and for units of several items, from the shared paired resamples.
+        sums and means of integer scores over a range of at most 1,024 (0/1, counts, ratings),
+        the interval of infinitely many resamples (the quantiles of the resampled mean's
+        distribution by the saddlepoint approximation, no sampling noise); for other metrics,
+        real-valued scores and units of several items, from the shared paired resamples.
     provenance : dict
         What produced the result, for a dashboard: pairperm version, items and units,
         method, n_resamples, seed and the bootstrap's resamples and seed (empty for results
@@ -854,9 +855,10 @@ def compare_systems(
         and a paired bootstrap percentile interval for the other metrics (F1, BLEU, callables,
         ...) from one shared set of resamples per task (:func:`pairperm.bootstrap_intervals`),
         which also gives those systems' own intervals; a system's own interval for a sum or
-        mean is the bootstrap percentile interval with infinitely many resamples (by the
-        saddlepoint approximation of the resampled mean, Davison and Hinkley 1988). One-sided
-        tests get one-sided pair intervals.
+        mean of integer scores (over a range of at most 1,024) is the bootstrap percentile
+        interval with infinitely many resamples (by the saddlepoint approximation of the
+        resampled mean, Davison and Hinkley 1988), for real-valued scores one from the shared
+        resamples. One-sided tests get one-sided pair intervals.
         Without ``rng`` the bootstrap is seeded by the task's name, so that reruns report the same
         intervals.
     bootstrap_resamples : int

@@ -82,8 +82,9 @@ class TaskSummary:
     """What one task compared: its systems, their metric values and intervals, and its size.
 
     ``system_intervals`` holds each system's (low, high) bootstrap percentile interval (empty
-    without intervals; for sums and means of items with infinitely many resamples, otherwise
-    from the task's shared paired resamples); ``interval_method`` says how the pairs' intervals were made:
+    without intervals; for sums and means of integer scores over a range of at most 1,024 with
+    infinitely many resamples, otherwise from the task's shared paired resamples);
+    ``interval_method`` says how the pairs' intervals were made:
     ``"shift_interval"`` (inverting the permutation test), ``"bootstrap_percentile"`` or
     ``""`` (none); ``bootstrap_seed`` is the seed of the task's shared resamples.
     """
@@ -609,13 +610,23 @@ def bootstrap_input(metric: Any, arrays: list, item_counts: Optional[np.ndarray]
     return arrays, metric, 1  # macro_f1, bleu, corpus_chrf
 
 
+# The unsampled bootstrap costs O(distinct values) per step of its quantile search: integer
+# scores over at most this range (0/1, counts, ratings) take it; wider or real-valued scores,
+# whose distinct values can be as many as the items, take the shared paired resamples.
+_UNSAMPLED_MAX_RANGE = 1024
+
+
+def _narrow_integers(a: np.ndarray) -> bool:
+    return a.dtype.kind == "i" and len(a) > 0 and int(a.max()) - int(a.min()) <= _UNSAMPLED_MAX_RANGE
+
+
 def _bootstrap(task: PreparedTask, confidence_level: float, alternative: str, n_resamples: int, seed: int,
                with_pairs: bool) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """Each system's interval and (with_pairs) each pair's difference interval, all from one
-    shared set of paired resamples of the task's items; for sums and means of items (no pairs
-    asked for), each system's interval with infinitely many resamples."""
+    shared set of paired resamples of the task's items; for sums and means of narrow integer
+    scores (no pairs asked for), each system's interval with infinitely many resamples."""
     stats, metric, scale = bootstrap_input(task.metric, task.arrays, task.item_counts)
-    if not with_pairs and task.item_counts is None:
+    if not with_pairs and task.item_counts is None and all(_narrow_integers(a) for a in task.arrays):
         # Sums and means of items: each system's resampled mean involves that system only.
         return bootstrap_mean_intervals(task.arrays, confidence_level) * scale, None
     ci_alt = _interval_alternative(task.metric, alternative)
