@@ -454,6 +454,8 @@ public:
         for (double& v : x_) v -= mean;
         n_ = total;
         mean_ = mean;
+        double k0, k1;
+        cumulants(0, k0, k1, variance_);
     }
 
     double n() const { return n_; }
@@ -482,10 +484,9 @@ public:
     // Lugannani-Rice formula at the continuity-corrected point a (lattice 0: continuous).
     double upper_tail(double a, double lattice) {
         double k0, k1, k2;
-        cumulants(0, k0, k1, k2);
-        const double sd = std::sqrt(k2);
+        const double sd = std::sqrt(variance_);
         // K' is increasing: Newton from the normal approximation, kept inside a bracket.
-        double t = a / k2, t_lo = -std::numeric_limits<double>::infinity(), t_hi = -t_lo;
+        double t = a / variance_, t_lo = -std::numeric_limits<double>::infinity(), t_hi = -t_lo;
         for (int it = 0; it < 200; ++it) {
             cumulants(t, k0, k1, k2);
             if (k1 == a) break;
@@ -512,6 +513,7 @@ public:
 private:
     std::vector<double> x_, p_, w_;
     double n_ = 0, mean_ = 0;
+    double variance_ = 0;  // K''(0)
 };
 
 }  // namespace

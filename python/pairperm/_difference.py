@@ -61,7 +61,12 @@ def _no_options(options: dict, what: str) -> None:
 def _tail(confidence_level: Any, alternative: str) -> Fraction:
     conf = check_probability(confidence_level, "confidence_level", "confidence_interval")
     assert conf is not None
-    alpha = 1 - Fraction(conf)
+    return tail_level(conf, alternative)
+
+
+def tail_level(confidence_level: float, alternative: str) -> Fraction:
+    """Each end's exact level: alpha = 1 - confidence_level, split between two ends."""
+    alpha = 1 - Fraction(confidence_level)
     return alpha / 2 if alternative == "two-sided" else alpha
 
 

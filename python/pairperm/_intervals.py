@@ -29,6 +29,7 @@ from ._bootstrap import (
     _resampled,
     check_counts,
 )
+from ._difference import tail_level
 from ._errors import SupportTooLargeError
 from ._realvalued import REAL_MAX_EXACT
 from ._results import ConfidenceInterval
@@ -161,7 +162,7 @@ def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str,
         )
     exact = method == "exact" or (method == "auto" and n <= AUTO_EXACT_MAX)
     assert conf is not None
-    tail = _tail_level(conf, alternative)
+    tail = tail_level(conf, alternative)
     # The saddlepoint needs only the multiset of d, counted once for both ends; the exact count
     # works on d itself.
     values, counts = _multiset(d)
@@ -189,7 +190,7 @@ def batch_shift_bounds(matrix: np.ndarray, pairs: np.ndarray, confidence_level: 
     the rows (i, j) of an int64 score matrix of more than AUTO_EXACT_MAX items, all pairs in one
     call of the core, bit for bit the single-pair route's; NaN where the differences reach 2^53."""
     assert matrix.dtype == np.int64 and matrix.shape[1] > AUTO_EXACT_MAX
-    tail = _tail_level(confidence_level, alternative)
+    tail = tail_level(confidence_level, alternative)
     reject_exponent = 0  # the least j with 2^-j <= tail: 2^(c - n) > tail exactly when n - c < j
     while Fraction(1, 2**reject_exponent) > tail:
         reject_exponent += 1
@@ -197,12 +198,6 @@ def batch_shift_bounds(matrix: np.ndarray, pairs: np.ndarray, confidence_level: 
                                     _STANDARD_NORMAL.inv_cdf(1 - float(tail)), reject_exponent,
                                     want_low=alternative != "less", want_high=alternative != "greater",
                                     n_threads=n_jobs or 0)
-
-
-def _tail_level(confidence_level: float, alternative: str) -> Fraction:
-    """Each end's exact level: alpha = 1 - confidence_level, split between two ends."""
-    alpha = Fraction(1) - Fraction(confidence_level)
-    return alpha / 2 if alternative == "two-sided" else alpha
 
 
 def _differences(x: Any, y: Any, func: str) -> np.ndarray:
@@ -360,8 +355,6 @@ def bootstrap_mean_intervals(arrays: Sequence[np.ndarray], confidence_level: flo
     sums = _core.bootstrap_sum_quantiles(np.concatenate(values), np.concatenate(counts), offsets,
                                          np.array(lattices), alpha / 2, 1 - alpha / 2)
     return sums / np.array([len(a) for a in arrays], dtype=np.float64)[:, None]
-
-
 
 
 class BootstrapIntervals(NamedTuple):

@@ -14,6 +14,7 @@ import json
 import math
 import numbers
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
@@ -447,6 +448,12 @@ class PreparedTask:
         counts = np.diff(np.append(units.starts, n)).astype(np.int64)
         return cls(name, metric, systems, arrays, pairs, units.n_units, values, n, counts)
 
+    @cached_property
+    def int_rows(self) -> Optional[np.ndarray]:
+        """The systems' int64 arrays as one (K, N) matrix, stacked once for all chunks of
+        pairs; None unless every system's scores are integers."""
+        return np.stack(self.arrays) if all(a.dtype.kind == "i" for a in self.arrays) else None
+
 
 def prepare_task(name: str, scores: Any, metric: Any, names: Any, baseline: Any, alternative: Any, correction: Any,
                  alpha: Any, n_jobs: Any, executor: Any, options: dict, groups: Any = None,
@@ -540,10 +547,10 @@ def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
     if confidence_level is None or units is None:
         return [(math.nan, math.nan)] * len(pairs)
     ci_alt = _interval_alternative(task.metric, alternative)
-    if all(a.dtype.kind == "i" for a in task.arrays) and task.arrays[0].shape[0] > AUTO_EXACT_MAX:
+    if task.int_rows is not None and task.int_rows.shape[1] > AUTO_EXACT_MAX:
         # Every pair in one call of the core (the saddlepoint route of shift_interval).
-        n = task.arrays[0].shape[0]
-        bounds = batch_shift_bounds(np.stack(task.arrays), pairs, confidence_level, ci_alt, n_jobs)
+        n = task.int_rows.shape[1]
+        bounds = batch_shift_bounds(task.int_rows, pairs, confidence_level, ci_alt, n_jobs)
         if units == "sum_difference":
             bounds = bounds * n
         elif task.item_counts is not None:
