@@ -1,7 +1,8 @@
-"""f1_test / precision_test (method="auto") at N = 10^4: p-values from moderate to far below
-1e-12, where the untilted 2-D engine can only report a bound (or run the exact DP).
+"""f1_test / precision_test (method="auto") at N = 10^4 (or --n): p-values from moderate to far
+below 1e-12, where the untilted 2-D engine can only report a bound (or run the exact DP).
 
     PYTHONPATH=python python bench/f1_tails.py                      # this checkout
+    PYTHONPATH=python python bench/f1_tails.py --n 1000000          # beyond the dense 2-D box
     python bench/f1_tails.py --compare /path/to/other/python ...    # side by side, interleaved
 
 With --compare, each checkout's `python/` directory is benchmarked in its own subprocess,
@@ -44,13 +45,13 @@ CASES = {
 }
 
 
-def run_here(repeats: int) -> dict:
+def run_here(repeats: int, n: int) -> dict:
     import pairperm
     from timing import median_seconds
 
     out = {}
     for name, (func, kw) in CASES.items():
-        a, b = counts(N, 0, **kw)
+        a, b = counts(n, 0, **kw)
         f = getattr(pairperm, func)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -65,10 +66,11 @@ def main() -> None:
     ap.add_argument("--compare", nargs="*", help="python/ directories of checkouts to time side by side")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--n", type=int, default=N, help="entries per case")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(run_here(args.repeats)))
+        print(json.dumps(run_here(args.repeats, args.n)))
         return
     paths = args.compare or [os.environ.get("PYTHONPATH", "python")]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -76,9 +78,9 @@ def main() -> None:
     for _ in range(args.rounds):
         for p in paths:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([p, here]))
-            cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--repeats", str(args.repeats)]
+            cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--repeats", str(args.repeats), "--n", str(args.n)]
             results[p].append(json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout))
-    print(f"N = {N}; median of {args.rounds} rounds x {args.repeats} calls; times in ms")
+    print(f"N = {args.n}; median of {args.rounds} rounds x {args.repeats} calls; times in ms")
     header = f"{'case':32s}" + "".join(f" | {p[-28:]:>28s} ms   p-value (bound?)" for p in paths)
     print(header)
     for name in CASES:

@@ -45,8 +45,9 @@ def cases(quick: bool):
     yield "permutation_test real-valued N=1e4", lambda: pairperm.permutation_test(xr, yr), (xr, yr)
     xw, yw = rng.normal(size=100_000), rng.normal(size=100_000) + 0.01
     yield "wilcoxon_test N=1e5", lambda: pairperm.wilcoxon_test(xw, yw), (xw, yw)
-    xf, yf = ner_like(100_000, seed=0)
-    yield "f1_test N=1e5", lambda: pairperm.f1_test(xf, yf), (xf, yf)
+    for n in (100_000, 1_000_000):
+        xf, yf = ner_like(n, seed=0)
+        yield f"f1_test N={n:.0e}", lambda xf=xf, yf=yf: pairperm.f1_test(xf, yf), (xf, yf)
     yield ("permutation_test Monte Carlo K=1e4 N=1e4 (per resample)",
            lambda: pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=10_000, rng=0), (x, y), 10_000)
     systems = {f"s{k}": np.ascontiguousarray(stanza_pos_like(10_000, seed=k)[0], dtype=np.int64) for k in range(20)}

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm import PrecisionWarning
+from pairperm import PrecisionWarning, _core
+from pairperm._f1 import _ratio_test_iv
 from reference import exact_ratio_pvalue, log_fraction, rel_err
 
 ALTS = ("two-sided", "greater", "less")
@@ -146,3 +147,117 @@ def test_large_n_deep_tail_is_a_value_not_a_bound():
     assert g.pvalue == pytest.approx(l_mirror.pvalue, rel=1e-12)
     # Two-sided adds the (much smaller) opposite tail: just above the one-sided value.
     assert g.pvalue < two.pvalue < 2.0 * g.pvalue
+
+
+# ---------------------------------------------------------------- shapes of the summed law
+def tilted_is_certified(kind, a, b, alternative) -> bool:
+    """Whether the tilted tails themselves certified the p-value (no dense fallback)."""
+    effects, stat, _ = _ratio_test_iv(kind, a, b, alternative, "auto", 1, 0, 1000, 0, 1, "test")
+    return _core.ratio_tail_pvalue(effects.summary, stat._args, alternative)[2]
+
+
+def test_steps_on_a_sublattice_against_exact():
+    # Every swap moves (TP_A, FP_A) by (+-1, +-1) or (+-2, 0): the states keep one parity, no
+    # two steps span Z^2, and the characteristic function peaks again at the half-period.
+    rng = np.random.default_rng(994)
+    kinds = [([1, 1, 0], [0, 0, 1]), ([1, 0, 0], [0, 1, 1]), ([2, 0, 0], [0, 0, 2]), ([1, 0, 1], [1, 0, 1])]
+    good = rng.choice(4, 240, p=[0.45, 0.2, 0.25, 0.1])
+    a = np.array([kinds[k][0] for k in good])
+    b = np.array([kinds[k][1] for k in good])
+    flip = rng.random(240) < 0.2  # the better system is A
+    a[flip], b[flip] = b[flip].copy(), a[flip].copy()
+    refs = [check(kind, a, b, alt) for kind in TESTS for alt in ALTS]
+    assert min(refs) < 1e-15
+    assert all(tilted_is_certified(kind, a, b, alt) for kind in TESTS for alt in ALTS)
+
+
+@pytest.mark.parametrize("kind", ["f1", "precision"])
+def test_one_coordinate_constant_against_exact(kind):
+    # False positives equal in both systems on every entry: FP_A never moves and the law is
+    # one-dimensional inside the 2-D statistic.
+    rng = np.random.default_rng(995)
+    a, b = counts3(rng, 240, 0.95, 0.55, 0.5, 0.5)
+    b[:, 1] = a[:, 1]
+    refs = [check(kind, a, b, alt) for alt in ALTS]
+    assert min(refs) < 1e-15
+    assert all(tilted_is_certified(kind, a, b, alt) for alt in ALTS)
+
+
+def two_type_counts(c: int, ob1: int, ob2: int):
+    """c entries where A finds the one gold entity and B misses it, except ob1 of them the
+    other way round, and c entries where B has a false positive and A not, except ob2: under
+    the null, the states are (j1, j2) with j1, j2 independent Binomial(c, 1/2)."""
+    a = np.zeros((2 * c, 3), dtype=np.int64)
+    b = np.zeros((2 * c, 3), dtype=np.int64)
+    a[:c] = [1, 0, 0]
+    b[:c] = [0, 0, 1]
+    a[:ob1], b[:ob1] = [0, 0, 1], [1, 0, 0]
+    b[c:, 1] = 1
+    a[c:c + ob2, 1], b[c:c + ob2, 1] = 1, 0
+    return a, b
+
+
+def two_type_log_pvalue(c: int, ob1: int, ob2: int, alternative: str) -> float:
+    """log P under the null by rows: for each j1, F1_A - F1_B falls as j2 grows, so the tail's
+    j2 form one interval whose end is found by bisection in exact integers (Python ints,
+    all rows at once); its mass is a binomial tail (scipy). Rows beyond 40 standard
+    deviations are negligible."""
+    from scipy.special import logsumexp
+    from scipy.stats import binom
+
+    def h(j1, j2):  # (numerator, denominator > 0) of F1_A - F1_B in state (j1, j2)
+        na, da, nb, db = 2 * (c - j1), 2 * c - j1 + j2, 2 * j1, 2 * c + j1 - j2
+        return na * db - nb * da, da * db
+
+    p_num, p_den = h(ob1, ob2)
+    sd = math.sqrt(c) / 2
+    rows = np.arange(max(0, int(c / 2 - 40 * sd)), min(c, int(c / 2 + 40 * sd)) + 1).astype(object)
+
+    def bisect(num, upper):
+        """Per row, the largest j2 with h >= num / p_den (upper) or the smallest with h <= it."""
+        lo = np.full(len(rows), -1 if upper else 0, dtype=object)
+        hi = np.full(len(rows), c if upper else c + 1, dtype=object)
+        while (lo < hi).any():
+            mid = (lo + hi + (1 if upper else 0)) // 2
+            hn, hd = h(rows, mid)
+            ok = hn * p_den >= num * hd if upper else hn * p_den <= num * hd
+            lo, hi = (np.where(ok, mid, lo), np.where(ok, hi, mid - 1)) if upper else \
+                     (np.where(ok, lo, mid + 1), np.where(ok, mid, hi))
+        return lo.astype(np.int64)
+
+    lp1 = binom.logpmf(rows.astype(np.int64), c, 0.5)
+    terms = [np.array([-np.inf])]
+    if alternative in ("greater", "two-sided"):
+        end = bisect(abs(p_num) if alternative == "two-sided" else p_num, True)
+        terms.append((lp1 + binom.logcdf(end, c, 0.5))[end >= 0])
+    if alternative in ("less", "two-sided"):
+        start = bisect(-abs(p_num) if alternative == "two-sided" else p_num, False)
+        terms.append((lp1 + binom.logsf(start - 1, c, 0.5))[start <= c])
+    return float(logsumexp(np.concatenate(terms)))
+
+
+@pytest.mark.parametrize("offset_sd", [1.5, 5.0, 12.0])
+def test_a_million_entries_against_binomial_tails(offset_sd):
+    # N = 10^6: far beyond the dense 2-D box (~10^4 x 10^4 states at 1e-40).
+    c = 500_000
+    ob = int(c / 2 - offset_sd * math.sqrt(c) / 2)
+    a, b = two_type_counts(c, ob, ob)
+    for alt in ALTS:
+        ref = two_type_log_pvalue(c, ob, ob, alt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrecisionWarning)
+            r = pairperm.f1_test(a, b, alternative=alt)
+        assert r.engine == "grouped" and not r.pvalue_is_bound
+        assert r.log_pvalue == pytest.approx(ref, rel=1e-9, abs=1e-9), alt
+        assert tilted_is_certified("f1", a, b, alt)
+
+
+def test_a_region_no_single_tilt_certifies_is_refused_quickly():
+    # Precision 0.1 vs 0.3 false positives per sentence at N = 10^6 (p ~ e^-48000): the
+    # region's edge runs almost along the tilted law's contours, so terms far from the
+    # dominating point keep mattering and one tilt cannot certify them; the dense 2-D box
+    # (~10^8 states) is beyond "auto". A clear error, not a bound after minutes.
+    rng = np.random.default_rng(996)
+    a, b = counts3(rng, 1_000_000, 0.85, 0.85, 0.1, 0.3, max_gold=3)
+    with pytest.raises(pairperm.SupportTooLargeError, match="no single tilt.*monte_carlo"):
+        pairperm.precision_test(a, b, alternative="greater")

@@ -11,6 +11,7 @@
 #include "pairperm/binomial.hpp"
 #include "pairperm/engines.hpp"
 #include "support_check.hpp"
+#include "unit_roots.hpp"
 
 namespace pairperm {
 namespace detail {
@@ -36,11 +37,6 @@ double hoeffding_halfwidth(double variance_range, double log_eps) {
 }
 
 namespace {
-
-std::int64_t mod_positive(std::int64_t a, std::int64_t m) {
-    std::int64_t r = a % m;
-    return r < 0 ? r + m : r;
-}
 
 struct TiltedGroup {
     std::int64_t k_mod;  // k' mod M, so that j * k' mod M stays exact
@@ -114,42 +110,6 @@ void for_each_candidate(const FrequencyFilter& filter, std::size_t M, Visit&& vi
     }
 }
 
-// e^{2 pi i m / M} for any residue m, from two tables of ~sqrt(M) exactly reduced sincos
-// values each: e^{2 pi i (a B + b) / M} = coarse[a] fine[b]. One complex multiply per look-up
-// (error ~2 ulp, as a sincos of an exactly reduced argument) instead of a sincos per
-// frequency x group, and the argument stays exactly reduced mod M however large j k' is.
-class UnitRoots {
-public:
-    explicit UnitRoots(std::int64_t M) : M_(M) {
-        B_ = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(M))));
-        const auto n_coarse = static_cast<std::size_t>((M + B_ - 1) / B_);
-        fine_.resize(2 * static_cast<std::size_t>(B_));
-        coarse_.resize(2 * n_coarse);
-        const double step = 2.0 * pi / static_cast<double>(M);
-        for (std::int64_t b = 0; b < B_; ++b) {
-            const auto i = static_cast<std::size_t>(b);
-            fine_[2 * i] = std::cos(step * static_cast<double>(b));
-            fine_[2 * i + 1] = std::sin(step * static_cast<double>(b));
-        }
-        for (std::size_t a = 0; a < n_coarse; ++a) {
-            const double x = step * static_cast<double>(static_cast<std::int64_t>(a) * B_);
-            coarse_[2 * a] = std::cos(x);
-            coarse_[2 * a + 1] = std::sin(x);
-        }
-    }
-    // cos and sin of 2 pi m / M, 0 <= m < M.
-    void at(std::int64_t m, double& re, double& im) const {
-        const auto a = static_cast<std::size_t>(m / B_), b = static_cast<std::size_t>(m % B_);
-        const double ar = coarse_[2 * a], ai = coarse_[2 * a + 1], br = fine_[2 * b], bi = fine_[2 * b + 1];
-        re = ar * br - ai * bi;
-        im = ar * bi + ai * br;
-    }
-    std::int64_t modulus() const { return M_; }
-
-private:
-    std::int64_t M_, B_ = 1;
-    std::vector<double> fine_, coarse_;
-};
 
 // Phase 4. The tilted characteristic function at frequency 2 pi j / M, times the phase
 // that moves the window start to index 0, into spectrum[2j], spectrum[2j + 1] (left at
@@ -170,9 +130,7 @@ void evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const
         const TiltedGroup& g = gs[i];
         double cy, sy;
         roots.at((ji * g.k_mod) % Mi, cy, sy);
-        // sin^2(y / 2) without the cancellation of 1 - cos y near y = 0, where the
-        // magnitude is near 1 and matters most.
-        const double s2 = cy > 0 ? 0.5 * sy * sy / (1.0 + cy) : 0.5 * (1.0 - cy);
+        const double s2 = half_versine(cy, sy);  // accurate near y = 0, where |phi| matters most
         bound -= 0.5 * g.count * g.four_rq * s2;
         if (!(bound > log_negligible)) return;
         scratch[2 * i] = s2;
@@ -259,13 +217,7 @@ double tilted_window_tail(const ReducedLaw& law, double theta, std::int64_t w0, 
     CompensatedSum acc;
     for (std::size_t j : kept) {
         const auto ji = static_cast<std::int64_t>(j);
-        // 1 - u e^{i w} and 1 - u^L e^{i w L}, with 1 - cos written through sin^2 (no cancellation
-        // where both are near 1).
-        auto one_minus = [](double one_minus_mag, double mag, double c, double sn, double& re, double& im) {
-            const double vers = c > 0 ? sn * sn / (1.0 + c) : 1.0 - c;  // 1 - cos
-            re = one_minus_mag + mag * vers;
-            im = -mag * sn;
-        };
+        // 1 - u e^{i w} and 1 - u^L e^{i w L}.
         double c1, s1, cl, sl, cf, sf;
         roots.at(ji % Mi, c1, s1);
         roots.at((ji * (L % Mi)) % Mi, cl, sl);
@@ -274,8 +226,8 @@ double tilted_window_tail(const ReducedLaw& law, double theta, std::int64_t w0, 
         if (theta == 0.0 && j == 0) {
             nr = static_cast<double>(L), ni = 0.0, dr = 1.0, di = 0.0;  // the sum of L ones
         } else {
-            one_minus(one_minus_u, u, c1, s1, dr, di);
-            one_minus(one_minus_u_l, u_l, cl, sl, nr, ni);
+            one_minus_rotated(one_minus_u, u, c1, s1, dr, di);
+            one_minus_rotated(one_minus_u_l, u_l, cl, sl, nr, ni);
         }
         // G = e^{i w first} (nr + i ni) / (dr + i di).
         const double den = dr * dr + di * di;

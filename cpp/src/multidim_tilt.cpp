@@ -9,6 +9,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <queue>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -16,14 +17,23 @@
 
 #include "charfn.hpp"
 #include "convolution.hpp"
+#include "numeric.hpp"
+#include "pairperm/errors.hpp"
 #include "pairperm/multidim.hpp"
+#include "pairperm/plan.hpp"
 #include "pocketfft.hpp"
 #include "ratio_detail.hpp"
+#include "unit_roots.hpp"
 
 namespace pairperm {
 namespace {
 
-constexpr double pi = 3.141592653589793238462643383279502884;
+using detail::CompensatedSum;
+using detail::half_versine;
+using detail::mod_positive;
+using detail::one_minus_rotated;
+using detail::pi;
+using detail::UnitRoots;
 using Vec = std::array<double, 2>;
 
 // S = lo + sum_g d_g Binomial(c_g, 1/2) in two coordinates (the second is 0 for m = 1).
@@ -145,109 +155,160 @@ bool aim(const Law& law, const Tail& tail, Vec& theta, Tilted& at) {
     return true;
 }
 
-struct GroupTable {
-    std::array<std::int64_t, 2> delta{};  // active coordinates, reduced mod M
-    std::vector<double> log_mag, phase;
-    double decay = 0;
+// The tilted law's characteristic function on the M x M torus of frequencies (M x 1 or
+// 1 x M when one coordinate is constant), phased so that index 0 is the box's corner:
+//   phi(k) = E_theta[e^{-i w.(S - blo)}],  w = 2 pi k / M,
+// so that the tilted pmf folded onto the box's period is f(x) = M^-ma sum_k phi(k) e^{i w.(x - blo)}.
+// A group with q > 1/2 is written d - d B' with B' ~ Bernoulli(1 - q): its residual factor
+// (1 - r) + r e^{+-i w.d}, r = min(q, 1 - q) <= 1/2, stays near 1 with a small phase, and the
+// shift d c is an exact integer phase.
+struct SpectralGroup {
+    std::array<std::int64_t, 2> d{}, d_mod{};
+    double count = 0, r = 0, four_rq = 0, sign = 0;
 };
 
-std::int64_t mod(std::int64_t a, std::int64_t q) {
-    const std::int64_t r = a % q;
-    return r < 0 ? r + q : r;
-}
+struct TiltedSpectrum {
+    std::int64_t M = 1;
+    std::size_t ma = 0;
+    std::array<bool, 2> active{};
+    std::array<std::int64_t, 2> phase{};  // blo - lo - shifts, mod M
+    std::vector<SpectralGroup> groups;    // fastest decay first
+};
 
-// Tilted pmf on the periodic grid of M points per active axis, index i <-> S = w0 + i (mod M).
-std::vector<double> tilted_grid(const Law& law, const Vec& theta, const std::vector<std::size_t>& active,
-                                const std::array<std::int64_t, 2>& w0, std::size_t M) {
-    const std::size_t ma = active.size();
-    const auto Mi = static_cast<std::int64_t>(M);
+TiltedSpectrum tilted_spectrum(const Law& law, const Vec& theta, const std::array<bool, 2>& active,
+                               const std::array<std::int64_t, 2>& blo, std::int64_t M) {
+    TiltedSpectrum ts;
+    ts.M = M;
+    ts.active = active;
+    ts.ma = static_cast<std::size_t>(active[0]) + static_cast<std::size_t>(active[1]);
     std::array<std::int64_t, 2> shift{0, 0};
-    std::vector<GroupTable> tables;
-    tables.reserve(law.d.size());
     for (std::size_t g = 0; g < law.d.size(); ++g) {
         const auto& d = law.d[g];
         const double a = theta[0] * static_cast<double>(d[0]) + theta[1] * static_cast<double>(d[1]);
-        // Write q > 1/2 groups as d - d B' with B' ~ Bernoulli(1 - q): r = min(q, 1 - q) <= 1/2
-        // keeps every residual factor near 1 with a small phase; the shift d c is exact.
-        const bool flipped = a > 0;
-        const double e = std::exp(-std::fabs(a)), r = e / (1.0 + e), four_rq = 4.0 * r * (1.0 - r);
-        const double c = law.c[g];
-        GroupTable t;
-        double norm2 = 0;
-        for (std::size_t x = 0; x < ma; ++x) {
-            const std::int64_t dj = d[active[x]];
-            t.delta[x] = mod(dj, Mi);
-            if (flipped) shift[x] = mod(shift[x] + mod(dj, Mi) * mod(static_cast<std::int64_t>(c), Mi), Mi);
-            norm2 += static_cast<double>(dj) * static_cast<double>(dj);
+        const double e = std::exp(-std::fabs(a)), r = e / (1.0 + e);
+        SpectralGroup sg;
+        sg.count = law.c[g];
+        sg.r = r;
+        sg.four_rq = 4.0 * r * (1.0 - r);
+        sg.sign = a > 0 ? 1.0 : -1.0;
+        for (std::size_t j = 0; j < 2; ++j) {
+            if (!active[j]) continue;
+            sg.d[j] = d[j];
+            sg.d_mod[j] = mod_positive(d[j], M);
+            if (a > 0) shift[j] = mod_positive(shift[j] + sg.d_mod[j] * mod_positive(static_cast<std::int64_t>(sg.count), M), M);
         }
-        t.decay = c * four_rq * norm2;
-        t.log_mag.resize(M);
-        t.phase.resize(M);
-        const double sign = flipped ? 1.0 : -1.0;
-        for (std::size_t rho = 0; rho < M; ++rho) {
-            const auto ri = static_cast<std::int64_t>(rho);
-            const double rc = static_cast<double>(2 * ri <= Mi ? ri : ri - Mi);
-            const double phi = 2.0 * pi * rc / static_cast<double>(M);
-            const double sh = std::sin(0.5 * phi);
-            const double shrink = four_rq * sh * sh;
-            t.log_mag[rho] = shrink >= 1.0 ? -INFINITY : 0.5 * c * std::log1p(-shrink);
-            t.phase[rho] = c * std::atan2(sign * r * std::sin(phi), (1.0 - r) + r * std::cos(phi));
-        }
-        tables.push_back(std::move(t));
+        ts.groups.push_back(sg);
     }
-    std::sort(tables.begin(), tables.end(), [](const GroupTable& x, const GroupTable& y) { return x.decay > y.decay; });
+    std::sort(ts.groups.begin(), ts.groups.end(), [](const SpectralGroup& x, const SpectralGroup& y) {
+        return x.count * x.four_rq * static_cast<double>(x.d[0] * x.d[0] + x.d[1] * x.d[1]) >
+               y.count * y.four_rq * static_cast<double>(y.d[0] * y.d[0] + y.d[1] * y.d[1]);
+    });
+    for (std::size_t j = 0; j < 2; ++j)
+        if (active[j]) ts.phase[j] = mod_positive(mod_positive(blo[j] - law.lo[j], M) - shift[j], M);
+    return ts;
+}
 
-    std::array<std::int64_t, 2> start{0, 0};  // window start relative to lo, minus the shift, mod M
-    for (std::size_t x = 0; x < ma; ++x) start[x] = mod(mod(w0[active[x]] - law.lo[active[x]], Mi) - shift[x], Mi);
+// phi(k), or false when |phi(k)| < e^{log_keep} (a bound shows it first for most such k:
+// log(1 - a) <= -a, with the strongest groups first).
+bool evaluate_phi(const TiltedSpectrum& ts, const UnitRoots& roots, std::int64_t k0, std::int64_t k1, double log_keep,
+                  std::vector<double>& scratch, std::complex<double>& value) {
+    const std::int64_t M = ts.M;
+    const std::size_t G = ts.groups.size();
+    scratch.resize(2 * G);
+    double bound = 0.0;
+    for (std::size_t i = 0; i < G; ++i) {
+        const SpectralGroup& g = ts.groups[i];
+        double cy, sy;
+        roots.at((k0 * g.d_mod[0] + k1 * g.d_mod[1]) % M, cy, sy);
+        const double s2 = half_versine(cy, sy);
+        bound -= 0.5 * g.count * g.four_rq * s2;
+        if (!(bound >= log_keep)) return false;
+        scratch[2 * i] = s2;
+        scratch[2 * i + 1] = sy;
+    }
+    double log_mag = 0.0, phase = 0.0;
+    for (std::size_t i = 0; i < G; ++i) {
+        const SpectralGroup& g = ts.groups[i];
+        const double s2 = scratch[2 * i], sy = scratch[2 * i + 1];
+        log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
+        if (!(log_mag >= log_keep)) return false;
+        // 1 - 2 r sin^2(y / 2) > 0 here (r <= 1/2, and = 0 would have made log_mag -inf).
+        phase += g.count * std::atan(g.sign * g.r * sy / (1.0 - 2.0 * g.r * s2));
+    }
+    double c0, s0;
+    roots.at((k0 * ts.phase[0] + k1 * ts.phase[1]) % M, c0, s0);
+    value = std::polar(std::exp(log_mag), phase) * std::complex<double>(c0, s0);
+    return true;
+}
 
-    const std::size_t H = M / 2 + 1, outer = ma == 2 ? M : 1;
-    std::vector<std::complex<double>> spectrum(outer * H, {0.0, 0.0});
-    constexpr double log_negligible = -745.0;  // below: underflows, < 1e-320 per pmf entry
-    const std::size_t G = tables.size();
-    std::vector<std::int64_t> base(G, 0);
-    const double unit = 2.0 * pi / static_cast<double>(M);
-    for (std::size_t o = 0; o < outer; ++o) {
-        const auto k0 = static_cast<std::int64_t>(o);
-        std::int64_t base_int = 0;
-        if (ma == 2) {
-            for (std::size_t g = 0; g < G; ++g) base[g] = (k0 * tables[g].delta[0]) % Mi;
-            base_int = (k0 * start[0]) % Mi;
-        }
-        const std::size_t last = ma - 1;
-        for (std::size_t kl = 0; kl < H; ++kl) {
-            const auto k = static_cast<std::int64_t>(kl);
-            double log_mag = 0.0, phase = 0.0;
-            bool negligible = false;
-            for (std::size_t g = 0; g < G; ++g) {
-                const GroupTable& t = tables[g];
-                const auto rho = static_cast<std::size_t>((base[g] + k * t.delta[last]) % Mi);
-                log_mag += t.log_mag[rho];
-                if (!(log_mag > log_negligible)) {
-                    negligible = true;
-                    break;
-                }
-                phase += t.phase[rho];
-            }
-            if (negligible) continue;
-            const std::int64_t p_int = (base_int + k * start[last]) % Mi;
-            phase += unit * static_cast<double>(p_int);
-            spectrum[o * H + kl] = std::polar(std::exp(log_mag), phase);
-        }
+// Frequencies whose |phi| may reach e^{log_keep}, and a bound (`rest`) on the sum of |phi|
+// over all others. With one active coordinate every frequency is a candidate. In 2-D two
+// groups whose steps d, e span Z^2 (det = +-1) bound |phi(k)| by a(k.d) b(k.e), their factors
+// alone, and k -> (k.d, k.e) permutes the torus: the candidates are the preimage of
+// {(u, v): a(u) b(v) >= e^{log_keep}}, and the sum of a b outside it is exact from prefix
+// sums (both fall with |u|, |v|). False if neither applies to an affordable set.
+bool candidate_frequencies(const TiltedSpectrum& ts, const UnitRoots& roots, double log_keep,
+                           std::vector<std::array<std::int64_t, 2>>& out, double& rest) {
+    const std::int64_t M = ts.M;
+    out.clear();
+    rest = 0;
+    if (ts.ma == 1) {
+        for (std::int64_t k = 0; k < M; ++k) out.push_back(ts.active[0] ? std::array<std::int64_t, 2>{k, 0} : std::array<std::int64_t, 2>{0, k});
+        return true;
     }
-    std::vector<double> values(outer * M);
-    pocketfft::shape_t shape(ma, M), axes(ma);
-    for (std::size_t x = 0; x < ma; ++x) axes[x] = x;
-    pocketfft::stride_t stride_in(ma), stride_out(ma);
-    std::ptrdiff_t si = static_cast<std::ptrdiff_t>(sizeof(std::complex<double>)), so = static_cast<std::ptrdiff_t>(sizeof(double));
-    for (std::size_t x = ma; x-- > 0;) {
-        stride_in[x] = si;
-        stride_out[x] = so;
-        si *= static_cast<std::ptrdiff_t>(x + 1 == ma ? H : M);
-        so *= static_cast<std::ptrdiff_t>(M);
+    const SpectralGroup *gd = nullptr, *ge = nullptr;
+    double best = 0;
+    const std::size_t look = std::min<std::size_t>(ts.groups.size(), 32);
+    for (std::size_t i = 0; i < look; ++i)
+        for (std::size_t j = i + 1; j < look; ++j) {
+            const SpectralGroup &x = ts.groups[i], &y = ts.groups[j];
+            const std::int64_t det = x.d[0] * y.d[1] - x.d[1] * y.d[0];
+            const double strength = x.count * x.four_rq * y.count * y.four_rq;
+            if ((det == 1 || det == -1) && strength > best) best = strength, gd = &x, ge = &y;
+        }
+    constexpr std::int64_t max_dense = std::int64_t{1} << 20;
+    if (gd == nullptr) {
+        if (M * M > max_dense) return false;
+        for (std::int64_t k0 = 0; k0 < M; ++k0)
+            for (std::int64_t k1 = 0; k1 < M; ++k1) out.push_back({k0, k1});
+        return true;
     }
-    pocketfft::c2r(shape, stride_in, stride_out, axes, pocketfft::BACKWARD, spectrum.data(), values.data(),
-                   1.0 / static_cast<double>(outer * M), 1);
-    return values;
+    // Residues in order of |centred value|: 0, 1, -1, 2, -2, ...
+    auto residue = [M](std::int64_t j) { return mod_positive(j % 2 == 1 ? (j + 1) / 2 : -(j / 2), M); };
+    auto log_factor = [&](const SpectralGroup& g, std::vector<double>& lf) {
+        lf.resize(static_cast<std::size_t>(M));
+        for (std::int64_t j = 0; j < M; ++j) {
+            double cy, sy;
+            roots.at(residue(j), cy, sy);
+            lf[static_cast<std::size_t>(j)] = 0.5 * g.count * std::log1p(-g.four_rq * half_versine(cy, sy));
+        }
+    };
+    std::vector<double> la, lb;
+    log_factor(*gd, la);
+    log_factor(*ge, lb);
+    std::vector<long double> b_after(static_cast<std::size_t>(M) + 1, 0.0L);  // sum of b_j, j >= n
+    for (std::int64_t j = M; j-- > 0;)
+        b_after[static_cast<std::size_t>(j)] = b_after[static_cast<std::size_t>(j) + 1] + std::exp(static_cast<long double>(lb[static_cast<std::size_t>(j)]));
+    const std::int64_t det = gd->d[0] * ge->d[1] - gd->d[1] * ge->d[0];
+    // k = A^-1 (u, v) with A = (d; e): A^-1 = det (e1, -d1; -e0, d0).
+    const std::array<std::int64_t, 4> inv{mod_positive(det * ge->d[1], M), mod_positive(-det * gd->d[1], M),
+                                          mod_positive(-det * ge->d[0], M), mod_positive(det * gd->d[0], M)};
+    long double dropped = 0;
+    std::int64_t n = M;  // v's kept for the current u: non-increasing as |u| grows
+    constexpr std::size_t max_candidates = std::size_t{1} << 24;
+    for (std::int64_t i = 0; i < M; ++i) {
+        const double lai = la[static_cast<std::size_t>(i)];
+        while (n > 0 && lai + lb[static_cast<std::size_t>(n - 1)] < log_keep) --n;
+        dropped += std::exp(static_cast<long double>(lai)) * b_after[static_cast<std::size_t>(n)];
+        const std::int64_t u = residue(i);
+        for (std::int64_t j = 0; j < n; ++j) {
+            const std::int64_t v = residue(j);
+            out.push_back({(inv[0] * u + inv[1] * v) % M, (inv[2] * u + inv[3] * v) % M});
+        }
+        if (out.size() > max_candidates) return false;
+    }
+    rest = static_cast<double>(dropped) + static_cast<double>(M) * static_cast<double>(M) * 1e-300;  // underflowed terms
+    return true;
 }
 
 // Where membership of row s1 in the tail can change: next to a root of the cross-multiplied
@@ -331,36 +392,107 @@ void row_intervals(const Tail& tail, std::int64_t s1, std::int64_t u, std::int64
     }
 }
 
-// Largest -theta.(x - c) over the tail's states inside the box, or in the support but
-// outside it (-inf if none). Along a row the weight is monotone, so interval ends suffice.
-double worst_over(const Law& law, const Tail& tail, const Vec& theta, const Vec& c,
-                  const std::array<std::int64_t, 2>& blo, const std::array<std::int64_t, 2>& bhi, bool inside) {
+// An axis-aligned block of states [r0, r1] x [c0, c1] and the largest log weight
+// -theta.(x - c) on it (at a corner: the weight is log-linear).
+struct Block {
+    std::int64_t r0, r1, c0, c1;
+    double top;
+};
+
+double block_top(const Vec& theta, const Vec& c, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+    return -theta[0] * (static_cast<double>(theta[0] > 0 ? r0 : r1) - c[0]) -
+           theta[1] * (static_cast<double>(theta[1] > 0 ? c0 : c1) - c[1]);
+}
+
+// False only if no state of the block can be in the tail: interval arithmetic on the
+// cross-multiplied test q = Q (an bd - bn ad) - P ad bd, whose sign decides membership
+// wherever both denominators are positive (blocks touching a zero denominator are kept).
+// Long double with a relative margin far above its rounding: a bound, never a decision.
+bool may_reject(const Tail& tail, const Block& b) {
+    using LD = long double;
+    struct Range {
+        LD lo, hi;
+    };
+    auto affine = [&](const std::array<std::int64_t, 3>& k) {
+        LD lo = INFINITY, hi = -INFINITY;
+        for (std::int64_t s1 : {b.r0, b.r1})
+            for (std::int64_t s2 : {b.c0, b.c1}) {
+                const LD v = static_cast<LD>(k[0]) + static_cast<LD>(k[1]) * static_cast<LD>(s1) +
+                             static_cast<LD>(k[2]) * static_cast<LD>(s2);
+                lo = std::min(lo, v), hi = std::max(hi, v);
+            }
+        return Range{lo, hi};
+    };
+    auto times = [](Range x, Range y) {
+        const LD p[4] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+        return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+    };
+    const RatioDifference& h = tail.h;
+    const Range an = affine(h.a.num), ad = affine(h.a.den), bn = affine(h.b.num), bd = affine(h.b.den);
+    if (!(ad.lo > 0) || !(bd.lo > 0)) return true;
+    const Range anbd = times(an, bd), bnad = times(bn, ad), adbd = times(ad, bd);
+    const LD Q = static_cast<LD>(h.obs_den), P = static_cast<LD>(h.obs_num);
+    const LD lo = Q * (anbd.lo - bnad.hi) - (P >= 0 ? P * adbd.hi : P * adbd.lo);
+    const LD hi = Q * (anbd.hi - bnad.lo) - (P >= 0 ? P * adbd.lo : P * adbd.hi);
+    const LD scale = Q * (std::max(std::fabs(anbd.lo), std::fabs(anbd.hi)) + std::max(std::fabs(bnad.lo), std::fabs(bnad.hi))) +
+                     std::fabs(P) * std::max(std::fabs(adbd.lo), std::fabs(adbd.hi));
+    const LD margin = 1e-12L * scale + 1;
+    return tail.alt == Alternative::greater ? hi + margin >= 0 : lo - margin <= 0;
+}
+
+// Largest -theta.(x - c) over the tail's states in the given blocks (-inf if none), by
+// branch and bound: blocks are taken highest weight first and halved until one row remains,
+// which is decided exactly (along a row the weight is monotone, so interval ends suffice).
+// The work follows the region's boundary near its heaviest point, not the blocks' area.
+double worst_over(const Tail& tail, const Vec& theta, const Vec& c, const std::vector<Block>& blocks) {
+    auto lighter = [](const Block& x, const Block& y) { return x.top < y.top; };
+    std::priority_queue<Block, std::vector<Block>, decltype(lighter)> queue(lighter);
+    for (Block b : blocks)
+        if (b.r0 <= b.r1 && b.c0 <= b.c1) {
+            b.top = block_top(theta, c, b.r0, b.r1, b.c0, b.c1);
+            queue.push(b);
+        }
     double worst = -INFINITY;
     std::vector<std::int64_t> cand;
     std::vector<std::pair<std::int64_t, std::int64_t>> iv;
-    const std::int64_t first = inside ? blo[0] : law.smin[0], last = inside ? bhi[0] : law.smax[0];
-    for (std::int64_t s1 = first; s1 <= last; ++s1) {
-        std::array<std::pair<std::int64_t, std::int64_t>, 2> segs;
-        std::size_t nseg = 0;
-        if (inside) {
-            segs[nseg++] = {blo[1], bhi[1]};
-        } else if (s1 < blo[0] || s1 > bhi[0]) {
-            segs[nseg++] = {law.smin[1], law.smax[1]};
-        } else {
-            if (blo[1] > law.smin[1]) segs[nseg++] = {law.smin[1], blo[1] - 1};
-            if (bhi[1] < law.smax[1]) segs[nseg++] = {bhi[1] + 1, law.smax[1]};
-        }
-        if (nseg == 0) continue;
-        row_breaks(tail.h, s1, cand);
-        const double base = -theta[0] * (static_cast<double>(s1) - c[0]);
-        for (std::size_t sgi = 0; sgi < nseg; ++sgi) {
-            row_intervals(tail, s1, segs[sgi].first, segs[sgi].second, cand, iv);
+    constexpr std::size_t max_blocks = 200000;  // then the highest remaining bound is returned
+    for (std::size_t seen = 0; !queue.empty(); ++seen) {
+        const Block b = queue.top();
+        queue.pop();
+        if (b.top <= worst) break;
+        if (seen == max_blocks) return b.top;
+        if (!may_reject(tail, b)) continue;
+        if (b.r0 == b.r1) {
+            row_breaks(tail.h, b.r0, cand);
+            row_intervals(tail, b.r0, b.c0, b.c1, cand, iv);
+            const double base = -theta[0] * (static_cast<double>(b.r0) - c[0]);
             for (const auto& [lo, hi] : iv)
                 worst = std::max({worst, base - theta[1] * (static_cast<double>(lo) - c[1]),
                                   base - theta[1] * (static_cast<double>(hi) - c[1])});
+            continue;
+        }
+        const bool by_column = b.c1 > b.c0 && std::fabs(theta[1]) * static_cast<double>(b.c1 - b.c0) >
+                                                 std::fabs(theta[0]) * static_cast<double>(b.r1 - b.r0);
+        Block x = b, y = b;
+        if (by_column) {
+            const std::int64_t mid = b.c0 + (b.c1 - b.c0) / 2;
+            x.c1 = mid, y.c0 = mid + 1;
+        } else {
+            const std::int64_t mid = b.r0 + (b.r1 - b.r0) / 2;
+            x.r1 = mid, y.r0 = mid + 1;
+        }
+        for (Block* part : {&x, &y}) {
+            part->top = block_top(theta, c, part->r0, part->r1, part->c0, part->c1);
+            if (part->top > worst) queue.push(*part);
         }
     }
     return worst;
+}
+
+// The support outside the box [blo, bhi] as (at most four) blocks.
+std::vector<Block> outside_box(const Law& law, const std::array<std::int64_t, 2>& blo, const std::array<std::int64_t, 2>& bhi) {
+    return {Block{law.smin[0], blo[0] - 1, law.smin[1], law.smax[1], 0}, Block{bhi[0] + 1, law.smax[0], law.smin[1], law.smax[1], 0},
+            Block{blo[0], bhi[0], law.smin[1], blo[1] - 1, 0}, Block{blo[0], bhi[0], bhi[1] + 1, law.smax[1], 0}};
 }
 
 // Half-width t with P_theta[sign (S_j - mean_j) >= t] <= e^{log_eps}: Chernoff's bound for
@@ -400,8 +532,130 @@ double chernoff_halfwidth(const Law& law, const Vec& theta, std::size_t j, doubl
     return std::isfinite(t) ? t : detail::hoeffding_halfwidth(law.range[j], log_eps + std::log(2.0));
 }
 
-// log P[S in tail] by the tilt aimed at it; false if the certificate fails (R reaches far
-// behind the dominating point's supporting line, or the grid would be too large).
+// Sum over the tail's states x in the box of e^{-theta.(x - c) - top} f(x), f the tilted
+// pmf folded onto the box's period M, taken from the spectrum: sum_k phi(k) W(k) / M^ma with
+// W(k) = sum_x weight(x) e^{i w.(x - blo)}. Along a row the tail is a few intervals of
+// states whose weights are geometric, so each interval's part of W is in closed form; the
+// rows are then combined for every first frequency at once by one FFT per second frequency
+// kept. No grid of M^2 values is formed, and only frequencies that matter are visited.
+struct SpectralSum {
+    bool ok = false;
+    double log_sum = -INFINITY;      // log of the sum (weights scaled by e^-top)
+    double log_weights = -INFINITY;  // log of the sum of those weights
+    double log_phi = -INFINITY;      // log sum of |phi| kept: the round-off's scale
+    double log_dropped = -INFINITY;  // log bound on sum of |phi| dropped
+};
+
+SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta, const Vec& c, double top,
+                              const std::array<bool, 2>& active, const std::array<std::int64_t, 2>& blo,
+                              const std::array<std::int64_t, 2>& bhi, std::int64_t M) {
+    // |phi| below e^-50 is dropped: all together move the sum by at most their count
+    // times e^-50 (~2e-22) times the weights, checked against the sum by the caller.
+    constexpr double log_keep = -50.0;
+    SpectralSum out;
+    const TiltedSpectrum ts = tilted_spectrum(law, theta, active, blo, M);
+    const UnitRoots roots(M);
+    std::vector<std::array<std::int64_t, 2>> cand;
+    double rest = 0;
+    if (!candidate_frequencies(ts, roots, log_keep, cand, rest)) return out;
+    struct Kept {
+        std::int64_t k0, k1;
+        std::complex<double> phi;
+    };
+    std::vector<Kept> kept;
+    std::vector<double> scratch;
+    long double abs_phi = 0;
+    std::size_t n_dropped = 0;
+    for (const auto& k : cand) {
+        std::complex<double> v;
+        if (evaluate_phi(ts, roots, k[0], k[1], log_keep, scratch, v)) {
+            kept.push_back({k[0], k[1], v});
+            abs_phi += std::abs(v);
+        } else {
+            ++n_dropped;
+        }
+    }
+    out.log_phi = std::log(static_cast<double>(abs_phi));
+    out.log_dropped = std::log(rest + static_cast<double>(n_dropped) * std::exp(log_keep));
+    std::sort(kept.begin(), kept.end(), [](const Kept& x, const Kept& y) { return x.k1 < y.k1 || (x.k1 == y.k1 && x.k0 < y.k0); });
+
+    // The tail's intervals per row, each from its heavier end e: weight w_e, then ratio
+    // rho = e^-|theta1| towards the other end over n states.
+    const double t1 = std::fabs(theta[1]), rho = std::exp(-t1), one_minus_rho = -std::expm1(-t1);
+    const std::int64_t step = theta[1] >= 0 ? 1 : -1;  // from e towards the lighter end
+    struct Run {
+        std::size_t row;
+        std::int64_t e, n;      // box index of the heavier end, length
+        double w, rho_n, om_n;  // w_e, rho^n, 1 - rho^n
+    };
+    std::vector<Run> runs;
+    long double weights = 0;
+    std::vector<std::int64_t> breaks;
+    std::vector<std::pair<std::int64_t, std::int64_t>> iv;
+    for (std::int64_t s1 = blo[0]; s1 <= bhi[0]; ++s1) {
+        row_breaks(tail.h, s1, breaks);
+        row_intervals(tail, s1, blo[1], bhi[1], breaks, iv);
+        const double base = -theta[0] * (static_cast<double>(s1) - c[0]) - top;
+        for (const auto& [lo, hi] : iv) {
+            const std::int64_t e = step > 0 ? lo : hi, n = hi - lo + 1;
+            Run r{static_cast<std::size_t>(s1 - blo[0]), e - blo[1], n,
+                  std::exp(base - theta[1] * (static_cast<double>(e) - c[1])), std::exp(-t1 * static_cast<double>(n)),
+                  -std::expm1(-t1 * static_cast<double>(n))};
+            weights += r.w * (t1 == 0 ? static_cast<double>(n) : r.om_n / one_minus_rho);
+            if (r.w > 0) runs.push_back(r);
+        }
+    }
+    out.log_weights = std::log(static_cast<double>(weights));
+    out.ok = true;
+    if (runs.empty() || kept.empty()) return out;
+
+    const std::size_t rows = active[0] ? static_cast<std::size_t>(M) : 1;
+    const pocketfft::detail::pocketfft_c<double> plan(rows);
+    std::vector<pocketfft::detail::cmplx<double>> g(rows);
+    CompensatedSum acc;
+    for (std::size_t a = 0; a < kept.size();) {
+        const std::int64_t k1 = kept[a].k1;
+        std::size_t b = a;
+        while (b < kept.size() && kept[b].k1 == k1) ++b;
+        // Row sums of weight e^{i w1 (x1 - blo1)}: per run w_e z^e (1 - (rho z^step)^n) / (1 - rho z^step),
+        // z = e^{2 pi i k1 / M}; the common denominator is applied once, after the FFT.
+        std::fill(g.begin(), g.end(), pocketfft::detail::cmplx<double>(0.0, 0.0));
+        const bool plain = t1 == 0 && k1 == 0;  // every ratio 1: the sums are the lengths
+        const std::int64_t k1_step = mod_positive(step * k1, M);
+        for (const Run& r : runs) {
+            double ce, se, nr, ni;
+            roots.at((r.e * k1) % M, ce, se);
+            if (plain) {
+                nr = static_cast<double>(r.n), ni = 0;
+            } else {
+                double cn, sn;
+                roots.at(((r.n % M) * k1_step) % M, cn, sn);
+                one_minus_rotated(r.om_n, r.rho_n, cn, sn, nr, ni);
+            }
+            g[r.row].r += r.w * (ce * nr - se * ni);
+            g[r.row].i += r.w * (ce * ni + se * nr);
+        }
+        if (rows > 1) plan.exec(g.data(), 1.0, false);  // sum over rows of g e^{+2 pi i k0 row / M}
+        std::complex<double> den(1.0, 0.0);
+        if (!plain) {
+            double c1, s1, dr, di;
+            roots.at(k1_step, c1, s1);
+            one_minus_rotated(one_minus_rho, rho, c1, s1, dr, di);
+            den = {dr, di};
+        }
+        for (; a < b; ++a) {
+            const auto& w = g[static_cast<std::size_t>(kept[a].k0)];
+            acc.add(std::real(kept[a].phi * std::complex<double>(w.r, w.i) / den));
+        }
+    }
+    const double total = acc.value() / std::pow(static_cast<double>(M), static_cast<double>(ts.ma));
+    out.log_sum = total > 0 ? std::log(total) : -INFINITY;
+    return out;
+}
+
+// log P[S in tail] by the tilt theta (0: untilted, for a tail near the mean); false if the
+// certificate fails (R reaches far behind the dominating point's supporting line, or the
+// box would be too large).
 bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilted& at, double& log_p) {
     // A tilt that ran off (the region touches the support only at a corner, which no finite
     // tilt centres on) leaves a degenerate law: not certified.
@@ -411,21 +665,19 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
         const double a = theta[0] * static_cast<double>(law.d[g][0]) + theta[1] * static_cast<double>(law.d[g][1]);
         if (!(std::fabs(a) <= 200.0)) return false;
     }
-    std::vector<std::size_t> active;
-    for (std::size_t j = 0; j < 2; ++j)
-        if (law.range[j] > 0) active.push_back(j);
-    const std::size_t ma = active.size();
+    const std::array<bool, 2> active{law.range[0] > 0, law.range[1] > 0};
+    const std::size_t ma = static_cast<std::size_t>(active[0]) + static_cast<std::size_t>(active[1]);
     // The tilted law's peak by its Gaussian approximation: the scale of the summed terms.
     double det = 1;
     if (ma == 2) det = at.cov[0] * at.cov[2] - at.cov[1] * at.cov[1];
-    else if (ma == 1) det = at.cov[active[0] == 0 ? 0 : 2];
+    else if (ma == 1) det = at.cov[active[0] ? 0 : 2];
     const double log_peak = -0.5 * static_cast<double>(ma) * std::log(2 * pi) - 0.5 * std::log(std::max(det, 1e-300));
     double log_level = std::log(1e-14) + std::min(log_peak, 0.0);
     const Vec c = at.mean;
     for (int attempt = 0; attempt < 4; ++attempt) {
         std::array<std::int64_t, 2> blo = law.smin, bhi = law.smin;
         double outside = 0, worst_in = -INFINITY, worst_out = -INFINITY;
-        std::size_t width = 1;
+        std::int64_t width = 1;
         // Box: Chernoff edges of the tilted law at a level small enough that the tail's terms
         // outside it (and folded into it by the periodic grid), whose weights
         // e^{-theta.(x - c)} may exceed 1 where the region bends behind c, stay below 1e-14
@@ -435,66 +687,46 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
             outside = 0;
             width = 1;
             const double log_eps = log_level - std::log(2.0 * static_cast<double>(ma));
-            for (std::size_t j : active) {
+            for (std::size_t j = 0; j < 2; ++j) {
+                if (!active[j]) continue;
                 const double mj = c[j];
                 blo[j] = std::max(law.smin[j], static_cast<std::int64_t>(std::ceil(mj - chernoff_halfwidth(law, theta, j, -1.0, log_eps))));
                 bhi[j] = std::min(law.smax[j], static_cast<std::int64_t>(std::floor(mj + chernoff_halfwidth(law, theta, j, 1.0, log_eps))));
                 if (blo[j] > bhi[j]) return false;
                 if (blo[j] > law.smin[j]) outside += std::exp(log_eps);
                 if (bhi[j] < law.smax[j]) outside += std::exp(log_eps);
-                width = std::max(width, static_cast<std::size_t>(bhi[j] - blo[j] + 1));
+                width = std::max(width, bhi[j] - blo[j] + 1);
             }
-            worst_in = worst_over(law, tail, theta, c, blo, bhi, true);
-            worst_out = outside > 0 ? worst_over(law, tail, theta, c, blo, bhi, false) : -INFINITY;
+            if (width > tilted_max_side) return false;
+            worst_in = worst_over(tail, theta, c, {Block{blo[0], bhi[0], blo[1], bhi[1], 0}});
+            worst_out = outside > 0 ? worst_over(tail, theta, c, outside_box(law, blo, bhi)) : -INFINITY;
             const double worst = std::max({worst_in, worst_out, 0.0});
             const double deficit = std::log(std::max(outside, 1e-320)) + worst - (std::log(1e-14) + std::min(log_peak, 0.0));
             if (outside == 0 || deficit <= 0) break;
             log_level -= deficit + 1.0;
         }
-        const std::size_t M = detail::good_fft_size(width);
-        if (std::pow(static_cast<long double>(M), static_cast<long double>(ma)) > static_cast<long double>(max_support) / 4)
-            return false;
-        const std::vector<double> f = tilted_grid(law, theta, active, blo, M);
-        // Terms e^{-theta.(x - c)} f_theta(x) over the tail inside the box, scaled by
-        // e^{-top} with top >= every log weight used (the certificate's worst_in), so none
-        // overflows; along a row the weights form a geometric sequence.
+        const auto M = static_cast<std::int64_t>(detail::good_fft_size(static_cast<std::size_t>(width)));
+        // Terms scaled by e^{-top} with top >= every log weight used (the certificate's
+        // worst_in), so none overflows.
         const double top = std::max(worst_in, 0.0);
-        const double ratio = std::exp(-theta[1]);
-        long double acc = 0, weights = 0;
-        const std::size_t n0 = static_cast<std::size_t>(bhi[0] - blo[0] + 1);
-        std::vector<std::int64_t> cand;
-        std::vector<std::pair<std::int64_t, std::int64_t>> iv;
-        for (std::size_t i = 0; i < n0; ++i) {
-            const std::int64_t s1 = blo[0] + static_cast<std::int64_t>(i);
-            row_breaks(tail.h, s1, cand);
-            row_intervals(tail, s1, blo[1], bhi[1], cand, iv);
-            for (const auto& [lo, hi] : iv) {
-                double w = std::exp(-(theta[0] * (static_cast<double>(s1) - c[0]) + theta[1] * (static_cast<double>(lo) - c[1])) - top);
-                for (std::int64_t s2 = lo; s2 <= hi; ++s2, w *= ratio) {
-                    const auto j = static_cast<std::size_t>(s2 - blo[1]);
-                    std::size_t flat = 0;
-                    if (ma == 2) flat = i * M + j;
-                    else if (ma == 1) flat = active[0] == 0 ? i : j;
-                    const double v = f[flat];
-                    weights += w;
-                    if (v > 0) acc += w * v;
-                }
-            }
-        }
-        const double log_sum = acc > 0 ? top + static_cast<double>(std::log(acc)) : -INFINITY;
+        const SpectralSum sum = spectral_tail_sum(law, tail, theta, c, top, active, blo, bhi, M);
+        if (!sum.ok) return false;
+        const double log_sum = sum.log_sum;
         // Aliasing (folded in at weight <= e^{worst_in}) and the neglected tail outside the
         // box (weight <= e^{worst_out}) are both at most the tilted mass outside the box.
-        const double log_err = std::log(std::max(outside, 1e-320)) + std::max(worst_in, worst_out);
+        const double log_err = std::log(std::max(outside, 1e-320)) + std::max(worst_in, worst_out) - top;
         const double rel = outside > 0 ? log_err - log_sum : -INFINITY;
-        // The inverse FFT's round-off is absolute, ~1e-16 of the largest entry at every grid
-        // point: if the weighted terms are not far above it (the tilt could not bring the
-        // region's mass near the peak, e.g. a region that is one corner of the support), the
-        // sum is not certified.
-        const double f_max = *std::max_element(f.begin(), f.end());
-        const double log_roundoff = std::log(1e-15 * f_max) + top + static_cast<double>(std::log(std::max(weights, 1e-300L)));
-        if (!(log_roundoff - log_sum <= std::log(1e-10))) return false;
+        // Round-off is absolute, ~1e-16 of the sum of |phi| / M^ma (the pmf's scale) per unit of
+        // weight; dropped frequencies move it by at most their |phi| sum per unit of weight.
+        // If the weighted terms are not far above both (the tilt could not bring the
+        // region's mass near the peak, e.g. a region that is one corner of the support),
+        // the sum is not certified.
+        const double log_grid = static_cast<double>(ma) * std::log(static_cast<double>(M));
+        const double log_roundoff = std::log(1e-15) + sum.log_phi - log_grid + sum.log_weights;
+        const double log_truncated = sum.log_dropped - log_grid + sum.log_weights;
+        if (!(log_roundoff - log_sum <= std::log(1e-10)) || !(log_truncated - log_sum <= std::log(1e-12))) return false;
         if (std::isfinite(log_sum) && rel <= std::log(1e-11)) {
-            log_p = at.log_mgf - (theta[0] * c[0] + theta[1] * c[1]) + log_sum;
+            log_p = at.log_mgf - (theta[0] * c[0] + theta[1] * c[1]) + top + log_sum;
             // Any state of the region has probability >= 2^-N.
             return log_p >= -entries * std::log(2.0) - 1e-6;
         }
@@ -504,12 +736,18 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
     return false;
 }
 
-// Only used when the tail is near the mean (p above ~1e-3): a box certified at 1e-26 loses a
+// Only used where the tilted tails are not certified: a box certified at 1e-26 loses a
 // negligible 1e-23 of the p-value and is ~20% narrower per axis than the 1e-40 box that the
 // public null distribution keeps (~1.5x less work in 2-D).
 constexpr double untilted_tail_bound = 1e-26;
 
 PValue untilted(const MultiSummary& s, const RatioDifference& h, Alternative alternative) {
+    const double box = distribution_box(s);
+    if (box > grouped_max_window)
+        throw support_too_large("ratio tails: the rejection region bends so far around its most likely point that "
+                                "no single tilt certifies its tail, and the dense 2-D distribution is too large; "
+                                "use method='monte_carlo'",
+                                box);
     return ratio_pvalue(grouped_distribution_multi(s, untilted_tail_bound), h, alternative);
 }
 
@@ -541,7 +779,7 @@ PValue ratio_tail_pvalue(const MultiSummary& s, const RatioDifference& h, Altern
         tails.push_back(Tail{h, alternative});
     }
     // Where the region comes within a few standard deviations of the mean, the p-value is
-    // large and the untilted pmf's absolute accuracy is plenty.
+    // large and the untilted law (theta = 0) serves every tail: tilting buys nothing there.
     constexpr double min_rate = 7.0;  // e^-7 ~ 1e-3
     std::vector<Vec> thetas(tails.size());
     std::vector<Tilted> ats(tails.size());
@@ -554,7 +792,11 @@ PValue ratio_tail_pvalue(const MultiSummary& s, const RatioDifference& h, Altern
         const double rate = thetas[i][0] * ats[i].mean[0] + thetas[i][1] * ats[i].mean[1] - ats[i].log_mgf;
         near = rate < min_rate;
     }
-    if (near) return untilted(s, h, alternative);
+    if (near)
+        for (std::size_t i = 0; i < tails.size(); ++i) {
+            thetas[i] = {0, 0};
+            ats[i] = tilt(law, thetas[i]);
+        }
     std::vector<long double> logs;
     for (std::size_t i = 0; i < tails.size(); ++i) {
         double lp;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "charfn.hpp"
 #include "numeric.hpp"
@@ -30,9 +31,10 @@ bool distribution_is_affordable(const EffectSummary& s) {
     return window <= grouped_max_window && window / 2.0 * groups <= grouped_max_work;
 }
 
-// The m-D grouped distribution's box (and the 2-D tilted tails, whose boxes are no larger).
-bool distribution_is_affordable(const MultiSummary& s) {
-    double box = 1.0;
+// Sides of the m-D grouped distribution's box, certified at multidim_tail_bound. Hoeffding's
+// bound ignores the Bernoulli probabilities, so a tilted law's box is no wider.
+std::vector<double> certified_sides(const MultiSummary& s) {
+    std::vector<double> sides;
     for (std::size_t j = 0; j < s.m; ++j) {
         double variance = 0.0, width = 1.0;
         for (const DeltaGroup& g : s.groups) {
@@ -41,9 +43,30 @@ bool distribution_is_affordable(const MultiSummary& s) {
             width += std::fabs(d) * c;
         }
         const double log_eps = std::log(multidim_tail_bound);
-        box *= std::min(width, 2.0 * detail::hoeffding_halfwidth(variance, log_eps) + 1.0);
+        sides.push_back(std::min(width, 2.0 * detail::hoeffding_halfwidth(variance, log_eps) + 1.0));
     }
-    return box <= grouped_max_window;
+    return sides;
+}
+
+}  // namespace
+
+double distribution_box(const MultiSummary& s) {
+    double box = 1.0;
+    for (double side : certified_sides(s)) box *= side;
+    return box;
+}
+
+namespace {
+
+bool distribution_is_affordable(const MultiSummary& s) { return distribution_box(s) <= grouped_max_window; }
+
+// Tails (ratio statistics) of 1-D or 2-D effects: the tilted tails' work grows with the box's
+// sides, not its area.
+bool tail_is_affordable(const MultiSummary& s) {
+    if (s.m > 2) return distribution_is_affordable(s);
+    for (double side : certified_sides(s))
+        if (side > static_cast<double>(tilted_max_side)) return false;
+    return true;
 }
 
 // What "auto" runs once the grouped engine is out of reach.
@@ -164,7 +187,7 @@ Plan plan_engine(const MultiSummary& s, StatisticKind kind, Method method, const
         p.reason = OutOfReach::none;
         return p;
     }
-    if (distribution_is_affordable(s)) {
+    if (is_tail(kind) ? tail_is_affordable(s) : distribution_is_affordable(s)) {
         p.engine = is_tail(kind) ? Engine::grouped_tail : Engine::grouped_distribution;
         return p;
     }

@@ -239,8 +239,10 @@ _DOC_COMMON = """
         greater: ``P[h(S) >= h_obs]`` (evidence that A is better), less: ``P[h(S) <= h_obs]``,
         two-sided: ``P[|h(S)| >= |h_obs|]``. Ties count; ratios are compared exactly.
     method : {"auto", "exact", "dp", "monte_carlo"}
-        ``"auto"`` / ``"exact"``: the grouped engine over the reduced state (certified
-        truncation); p-values below the FFT's round-off (1e-12) are recomputed with the DP.
+        ``"auto"`` / ``"exact"``: the grouped engine over the reduced state, each tail
+        summed under an exponential tilt (relative accuracy at any depth; certified
+        truncation). Where no tilt certifies a tail, the dense distribution is used and
+        p-values below its round-off (1e-12) are recomputed with the DP.
         ``"dp"``: the papers' Alg. 3 over the same state (small N). ``"monte_carlo"``:
         ``n_resamples`` random swaps, ``p = (1 + hits) / (1 + n_resamples)`` with a
         Clopper-Pearson ``pvalue_ci``.

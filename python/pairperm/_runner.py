@@ -178,12 +178,14 @@ def _exact(effects: LocalEffects, stat: Any, alternative: str, plan: Any, func: 
     """(p, log p, engine that ran, whether p is only a bound) by the planner's engine, or None
     where it hands the sum over to the real-valued engine."""
     engine = plan.engine
+    why_not_tilted = None
     if engine == "grouped_tail":
         try:
             p, log_p = stat.tilted(alternative)
             return p, log_p, "grouped", False
-        except SupportTooLargeError:
+        except SupportTooLargeError as err:
             engine = plan.fallback  # the tilted window did not fit after all
+            why_not_tilted = err
         except TiltNotCertified:
             return _from_distribution(effects, stat, alternative, "auto", plan)
     elif engine == "grouped_distribution":
@@ -205,6 +207,8 @@ def _exact(effects: LocalEffects, stat: Any, alternative: str, plan: Any, func: 
             f"{func}: method='dp' would need ~{plan.dp_cost:.2g} multiply-adds (hours or more); use "
             "method='auto' or method='monte_carlo'"
         )
+    if why_not_tilted is not None:
+        raise SupportTooLargeError(f"{func}: {why_not_tilted}") from why_not_tilted
     raise SupportTooLargeError(
         f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
         f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"

@@ -45,6 +45,11 @@ MultiSummary summarize_multi(const std::int64_t* stay, const std::int64_t* swap,
 MultiDistribution convolve_dp_multi(const std::int64_t* stay, const std::int64_t* swap, std::size_t n,
                                     std::size_t m);
 
+// Widest side of the box the tilted ratio tails (ratio_tail_pvalue) sum over, per
+// coordinate: their work is the box's rows plus an FFT of this length for each of the few
+// dozen second frequencies that matter, never the box's area.
+inline constexpr std::int64_t tilted_max_side = std::int64_t{1} << 18;
+
 // Tail level certified by the m-D grouped engine: Hoeffding per coordinate, so that the
 // total mass outside the returned box is below this. The m-D pmf comes from one float64
 // inverse FFT whose absolute error is ~1e-16 of the peak, so cutting at 1e-40 loses

@@ -90,6 +90,10 @@ Plan plan_engine(const MultiSummary& summary, StatisticKind kind, Method method,
 // times the groups evaluated per frequency (at most 64 before the magnitude drops out).
 double grouped_tail_work(const EffectSummary& summary);
 
+// States in the m-D grouped distribution's certified box; "auto" takes on up to
+// grouped_max_window of them.
+double distribution_box(const MultiSummary& summary);
+
 const char* engine_name(Engine engine);
 const char* out_of_reach_name(OutOfReach reason);
 
