@@ -577,7 +577,15 @@ SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta
     }
     out.log_phi = std::log(static_cast<double>(abs_phi));
     out.log_dropped = std::log(rest + static_cast<double>(n_dropped) * std::exp(log_keep));
+    // phi(-k) = conj phi(k) and W(-k) = conj W(k): a frequency and its mirror together give
+    // twice the real part of either, so second frequencies above M/2 are mirrored down and
+    // each second frequency strictly between 0 and M/2 counts twice (one FFT for the pair).
+    // A mirror that was itself dropped is then included, which only makes the sum more exact.
+    for (Kept& k : kept)
+        if (2 * k.k1 > M) k = {mod_positive(-k.k0, M), M - k.k1, std::conj(k.phi)};
     std::sort(kept.begin(), kept.end(), [](const Kept& x, const Kept& y) { return x.k1 < y.k1 || (x.k1 == y.k1 && x.k0 < y.k0); });
+    kept.erase(std::unique(kept.begin(), kept.end(), [](const Kept& x, const Kept& y) { return x.k1 == y.k1 && x.k0 == y.k0; }),
+               kept.end());
 
     // The tail's intervals per row, each from its heavier end e: weight w_e, then ratio
     // rho = e^-|theta1| towards the other end over n states.
@@ -643,9 +651,10 @@ SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta
             one_minus_rotated(one_minus_rho, rho, c1, s1, dr, di);
             den = {dr, di};
         }
+        const double twice = k1 == 0 || 2 * k1 == M ? 1.0 : 2.0;
         for (; a < b; ++a) {
             const auto& w = g[static_cast<std::size_t>(kept[a].k0)];
-            acc.add(std::real(kept[a].phi * std::complex<double>(w.r, w.i) / den));
+            acc.add(twice * std::real(kept[a].phi * std::complex<double>(w.r, w.i) / den));
         }
     }
     const double total = acc.value() / std::pow(static_cast<double>(M), static_cast<double>(ts.ma));
