@@ -45,3 +45,32 @@ def test_concurrent_calls_give_the_same_answers():
     with ThreadPoolExecutor(max_workers=4) as pool:
         parallel = dict(pool.map(run, range(32)))
     assert parallel == serial
+
+
+def _sampled_pvalue(seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(0, 5, 2000), rng.integers(0, 5, 2000)
+    return pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=20_000, rng=seed, n_jobs=2).pvalue
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_gets_working_helper_threads():
+    # The parent's helper threads (kept alive between calls) do not exist in a forked child:
+    # the child must make its own rather than wait on them forever.
+    import multiprocessing
+
+    want = [_sampled_pvalue(s) for s in range(3)]  # also starts the parent's helpers
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        got = pool.map_async(_sampled_pvalue, range(3)).get(timeout=120)
+    assert got == want
+
+
+def test_many_small_threaded_calls_match_serial_ones():
+    # Back-to-back fan-outs reuse the same helpers; every call must see its own job only.
+    rng = np.random.default_rng(7)
+    x, y = rng.integers(0, 3, 300), rng.integers(0, 3, 300)
+    serial = [pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=5000, rng=s, n_jobs=1).pvalue
+              for s in range(40)]
+    threaded = [pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=5000, rng=s, n_jobs=2).pvalue
+                for s in range(40)]
+    assert threaded == serial

@@ -194,8 +194,7 @@ void sample_sums(const std::int64_t* stay, const std::int64_t* swap, std::size_t
     for (std::size_t i = 0; i < n * m; ++i) delta[i] = swap[i] - stay[i];
     const std::size_t n_blocks = (n_resamples + block - 1) / block;
     unsigned threads = detail::resolve_threads(n_threads);
-    // Small jobs are not worth a thread start.
-    if (static_cast<double>(n) * static_cast<double>(n_resamples) * static_cast<double>(m) < 2e6) threads = 1;
+    if (static_cast<double>(n) * static_cast<double>(n_resamples) * static_cast<double>(m) < detail::min_parallel_work) threads = 1;
     detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
         run_block(stay, delta.data(), n, m, b * block, std::min(n_resamples, (b + 1) * block), seed, b, out, progress);
     });
@@ -205,7 +204,7 @@ void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const 
                         std::size_t n_resamples, std::uint64_t seed, double* out, unsigned n_threads) {
     const std::size_t n_blocks = (n_resamples + block - 1) / block;
     unsigned threads = detail::resolve_threads(n_threads);
-    if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) threads = 1;
+    if (static_cast<double>(n) * static_cast<double>(n_resamples) < detail::min_parallel_work) threads = 1;
     SplitColumns split;
     if (split_columns(cols, n, c, split)) {
         const bool eight = split.reals.size() > 4 * n;

@@ -6,19 +6,119 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <condition_variable>
+#include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#if defined(_WIN32)
+#include <process.h>
+#else
+#include <unistd.h>
+#endif
 
 #include "check_interrupt.hpp"
 
 namespace pairperm::detail {
 
+// Entries x resamples below which a sampler runs on the calling thread alone: waking the
+// pool's helpers costs a few microseconds, ~10^5 entries of sampling.
+inline constexpr double min_parallel_work = 2e5;
+
 // 0 means one thread per hardware thread.
 inline unsigned resolve_threads(unsigned requested) {
     return requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
 }
+
+// Helper threads kept alive between calls, so that a fan-out costs a wake-up rather than a
+// thread start (tens of microseconds each, which small blocks of Monte Carlo paid every
+// call). One job at a time: a caller that finds the pool busy (another thread of the
+// embedding program inside the core) starts threads of its own instead. After a fork the
+// child's pool has no threads behind it; it is abandoned (never destroyed: its threads
+// are not joinable there) and a fresh one is made.
+class HelperPool {
+public:
+    // The pool of this process, or nullptr if it cannot be used now (busy); on success the
+    // caller holds it until finish().
+    static HelperPool* acquire() {
+        HelperPool* pool = instance();
+        return pool->busy_.try_lock() ? pool : nullptr;
+    }
+
+    // Runs job() once on each of `helpers` threads (started on first need) while the caller
+    // does its own share; finish() waits for them and releases the pool.
+    void start(unsigned helpers, const std::function<void()>& job) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (threads_.size() < helpers) threads_.emplace_back([this] { serve(); });
+        job_ = &job;
+        wanted_ = helpers;
+        running_ = helpers;
+        ++generation_;
+        lock.unlock();
+        wake_.notify_all();
+    }
+
+    void finish() {
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            done_.wait(lock, [this] { return running_ == 0; });
+            job_ = nullptr;
+        }
+        busy_.unlock();
+    }
+
+private:
+    static HelperPool* instance() {
+        static std::atomic<HelperPool*> current{nullptr};
+        static std::atomic<long> owner{0};
+        static std::mutex create;
+        const long pid = current_process();
+        HelperPool* pool = current.load(std::memory_order_acquire);
+        if (pool != nullptr && owner.load(std::memory_order_acquire) == pid) return pool;
+        const std::lock_guard<std::mutex> lock(create);
+        pool = current.load(std::memory_order_acquire);
+        if (pool == nullptr || owner.load(std::memory_order_acquire) != pid) {
+            pool = new HelperPool();  // lives as long as the process
+            current.store(pool, std::memory_order_release);
+            owner.store(pid, std::memory_order_release);
+        }
+        return pool;
+    }
+
+    static long current_process();
+
+    void serve() {
+        mark_worker_thread();
+        std::uint64_t seen = 0;
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return generation_ != seen && wanted_ > 0; });
+            seen = generation_;
+            --wanted_;
+            const std::function<void()>* job = job_;
+            lock.unlock();
+            (*job)();
+            lock.lock();
+            if (--running_ == 0) done_.notify_all();
+        }
+    }
+
+    std::mutex busy_, mutex_;
+    std::condition_variable wake_, done_;
+    std::vector<std::thread> threads_;
+    const std::function<void()>* job_ = nullptr;
+    unsigned wanted_ = 0, running_ = 0;
+    std::uint64_t generation_ = 0;
+};
+
+#if defined(_WIN32)
+inline long HelperPool::current_process() { return static_cast<long>(_getpid()); }
+#else
+inline long HelperPool::current_process() { return static_cast<long>(getpid()); }
+#endif
 
 // Calls body(block, progress) for every block in [0, n_blocks) on up to `threads` threads,
 // the calling thread being one of them. body reports its work through progress.add(...):
@@ -54,14 +154,22 @@ void parallel_for(std::size_t n_blocks, unsigned threads, Body&& body) {
         }
     };
 
-    std::vector<std::thread> pool;
-    pool.reserve(threads - 1);
-    auto join_all = [&pool] {
-        for (std::thread& t : pool)
+    std::vector<std::thread> own;
+    HelperPool* pool = threads > 1 ? HelperPool::acquire() : nullptr;
+    const std::function<void()> job = worker;
+    auto join_all = [&own, &pool] {
+        if (pool != nullptr) pool->finish();
+        pool = nullptr;
+        for (std::thread& t : own)
             if (t.joinable()) t.join();
     };
     try {
-        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+        if (pool != nullptr) {
+            pool->start(threads - 1, job);
+        } else {
+            own.reserve(threads - 1);
+            for (unsigned t = 1; t < threads; ++t) own.emplace_back(worker);
+        }
         Progress progress;  // the calling thread: polls for interrupts
         for (;;) {
             progress.check();

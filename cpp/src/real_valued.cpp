@@ -392,7 +392,7 @@ std::vector<double> tilted_cuts(const double* k, std::size_t n, double theta) {
 }
 
 unsigned sampler_threads(std::size_t n, std::size_t n_resamples, unsigned n_threads) {
-    if (static_cast<double>(n) * static_cast<double>(n_resamples) < 2e6) return 1;  // not worth a thread
+    if (static_cast<double>(n) * static_cast<double>(n_resamples) < detail::min_parallel_work) return 1;
     return detail::resolve_threads(n_threads);
 }
 
