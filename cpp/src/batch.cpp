@@ -1,22 +1,11 @@
-// Pairs are independent, so threads take them one at a time from a shared counter: the
-// cost of a pair varies with its number of groups and a static split would idle threads.
-//
-// The calling thread works too, and waits only for pairs a helper has actually claimed.
-// Helpers are detached and keep the shared state alive themselves: on a busy machine a
-// helper may not be scheduled until the caller has done every pair, and the caller must not
-// wait for it (a join would cost a scheduler time slice per helper, more than a small batch).
+// Pairs are independent: the core's fan-out hands them out one at a time (the cost of a
+// pair varies with its number of groups, and a static split would idle threads).
 #include "pairperm/batch.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <exception>
-#include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "check_interrupt.hpp"
@@ -30,21 +19,9 @@ namespace pairperm {
 namespace {
 
 struct BatchState {
-    const std::int64_t* scores;
-    std::size_t n;
-    const std::int64_t* pairs;
-    std::size_t n_pairs;
     Alternative alternative;
     Method method;
     PlanLimits limits;
-    PairPValue* out;
-    std::atomic<std::size_t> next{0};
-    std::mutex mutex;
-    std::condition_variable all_done;
-    std::size_t completed = 0;  // guarded by mutex
-    // Set by the calling thread when an interrupt arrives: the remaining pairs are skipped
-    // (still counted as completed, so the wait below ends) and the call then throws.
-    std::atomic<bool> interrupted{false};
 };
 
 // The DP on the entries that vary, in their order: entries with x == y only shift S by 0,
@@ -93,31 +70,6 @@ PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n,
     return r;
 }
 
-// Claimed indices >= n_pairs touch nothing but the state, so a late helper is harmless.
-void work(BatchState& st) {
-    std::size_t done = 0;
-    for (std::size_t p = st.next.fetch_add(1); p < st.n_pairs; p = st.next.fetch_add(1)) {
-        const std::int64_t* x = st.scores + static_cast<std::size_t>(st.pairs[2 * p]) * st.n;
-        const std::int64_t* y = st.scores + static_cast<std::size_t>(st.pairs[2 * p + 1]) * st.n;
-        if (st.interrupted.load(std::memory_order_relaxed)) {
-            st.out[p].status = 1;
-        } else {
-            try {
-                detail::check_interrupt();  // polls on the calling thread only
-                st.out[p] = one_pair(x, y, st.n, st);
-            } catch (const interrupted&) {
-                st.out[p].status = 1;
-                st.interrupted.store(true, std::memory_order_relaxed);
-            }
-        }
-        ++done;
-    }
-    if (done == 0) return;
-    std::lock_guard<std::mutex> lock(st.mutex);  // also publishes this thread's writes to out
-    st.completed += done;
-    if (st.completed == st.n_pairs) st.all_done.notify_all();
-}
-
 }  // namespace
 
 void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
@@ -128,32 +80,12 @@ void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, st
             throw std::invalid_argument("batch_grouped_pvalues: system index " + std::to_string(pairs[p]) +
                                         " outside [0, " + std::to_string(n_systems) + ")");
     }
-    if (n_pairs == 0) return;
-    auto st = std::make_shared<BatchState>();
-    st->scores = scores;
-    st->n = n;
-    st->pairs = pairs;
-    st->n_pairs = n_pairs;
-    st->alternative = alternative;
-    st->method = method;
-    st->limits = limits;
-    st->out = out;
-    unsigned threads = detail::resolve_threads(n_threads);
-    threads = static_cast<unsigned>(std::min<std::size_t>(threads, n_pairs));
-    for (unsigned t = 1; t < threads; ++t) {
-        try {
-            std::thread([st] {
-                detail::mark_worker_thread();
-                work(*st);
-            }).detach();
-        } catch (const std::system_error&) {
-            break;  // no more threads available: the others (and this one) share the work
-        }
-    }
-    work(*st);
-    std::unique_lock<std::mutex> lock(st->mutex);
-    st->all_done.wait(lock, [&] { return st->completed == st->n_pairs; });
-    if (st->interrupted.load(std::memory_order_relaxed)) throw interrupted();
+    const BatchState st{alternative, method, limits};
+    detail::parallel_for(n_pairs, detail::resolve_threads(n_threads), [&](std::size_t p, detail::Progress&) {
+        const std::int64_t* x = scores + static_cast<std::size_t>(pairs[2 * p]) * n;
+        const std::int64_t* y = scores + static_cast<std::size_t>(pairs[2 * p + 1]) * n;
+        out[p] = one_pair(x, y, n, st);
+    });
 }
 
 }  // namespace pairperm

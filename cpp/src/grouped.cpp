@@ -79,13 +79,13 @@ struct FrequencyFilter {
 
 FrequencyFilter choose_filter(const std::vector<TiltedGroup>& gs) {
     FrequencyFilter best;
+    double best_tau = 1.0;  // delta grows with tau: compare taus, one arcsine at the end
     for (const TiltedGroup& g : gs) {
         if (g.k_mod == 0 || g.four_rq <= 0) continue;
         const double tau = -std::expm1(2.0 * log_negligible / g.count) / g.four_rq;
-        if (tau >= 1.0) continue;
-        const double delta = std::asin(std::sqrt(tau)) / pi;
-        if (delta < best.delta) best = {&g, delta};
+        if (tau < best_tau) best_tau = tau, best.group = &g;
     }
+    if (best.group != nullptr) best.delta = std::asin(std::sqrt(best_tau)) / pi;
     return best;
 }
 
@@ -112,12 +112,11 @@ void for_each_candidate(const FrequencyFilter& filter, std::size_t M, Visit&& vi
 
 
 // Phase 4. The tilted characteristic function at frequency 2 pi j / M, times the phase
-// that moves the window start to index 0, into spectrum[2j], spectrum[2j + 1] (left at
-// zero when negligible). Each residual factor (1 - r) + r e^{sign i y}, y = 2 pi j k' / M,
+// that moves the window start to index 0, into (re_out, im_out); false when negligible. Each residual factor (1 - r) + r e^{sign i y}, y = 2 pi j k' / M,
 // needs only cos y and sin y (a table look-up): |.|^2 = 1 - 4 r (1 - r) sin^2(y / 2), so a
 // log1p and an arctangent per group remain.
-void evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const UnitRoots& roots,
-                        std::int64_t phase_shift, std::vector<double>& scratch, double* spectrum) {
+bool evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const UnitRoots& roots,
+                        std::int64_t phase_shift, std::vector<double>& scratch, double& re_out, double& im_out) {
     const std::int64_t Mi = roots.modulus();
     const auto ji = static_cast<std::int64_t>(j);
     // log(1 - a) <= -a bounds log|phi| from above by sum -count 2 r (1 - r) sin^2(y / 2): where
@@ -132,50 +131,82 @@ void evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const
         roots.at((ji * g.k_mod) % Mi, cy, sy);
         const double s2 = half_versine(cy, sy);  // accurate near y = 0, where |phi| matters most
         bound -= 0.5 * g.count * g.four_rq * s2;
-        if (!(bound > log_negligible)) return;
+        if (!(bound > log_negligible)) return false;
         scratch[2 * i] = s2;
         scratch[2 * i + 1] = sy;
     }
-    double log_mag = 0.0, phase = 0.0;
+    // A factor z^c of a group of few entries is multiplied out (c <= 8: a few products, a few
+    // ulp, as accurate as the logarithms); the others go through log|z| and arg z, whose
+    // error does not grow with c. Every factor has |z| <= 1, so each partial magnitude
+    // bounds the whole.
+    constexpr double few_entries = 8.0;
+    const double negligible_sq = std::exp(2.0 * log_negligible);
+    double log_mag = 0.0, phase = 0.0, pr = 1.0, pi_ = 0.0;
     for (std::size_t i = 0; i < gs.size(); ++i) {
         const TiltedGroup& g = gs[i];
         const double s2 = scratch[2 * i], sy = scratch[2 * i + 1];
-        log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
-        if (!(log_mag > log_negligible)) return;
         const double re = 1.0 - 2.0 * g.r * s2;
         const double im = g.sign * g.r * sy;
+        if (g.count <= few_entries) {
+            double wr = 1.0, wi = 0.0, br = re, bi = im;
+            for (auto e = static_cast<unsigned>(g.count); e > 0; e >>= 1) {
+                if (e & 1U) {
+                    const double t = wr * br - wi * bi;
+                    wi = wr * bi + wi * br;
+                    wr = t;
+                }
+                const double t = br * br - bi * bi;
+                bi = 2.0 * br * bi;
+                br = t;
+            }
+            const double t = pr * wr - pi_ * wi;
+            pi_ = pr * wi + pi_ * wr;
+            pr = t;
+            if (!(pr * pr + pi_ * pi_ > negligible_sq)) return false;
+            continue;
+        }
+        log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
+        if (!(log_mag > log_negligible)) return false;
         // re = 1 - 2 r sin^2(y / 2) > 0 here (r <= 1/2; re = 0 would make the factor 0, and
         // log_mag -inf above): the argument is atan(im / re), which costs 2/3 of atan2.
         phase += g.count * std::atan(im / re);
     }
+    if (!(log_mag + 0.5 * std::log(pr * pr + pi_ * pi_) > log_negligible)) return false;
     double c0, s0;
     roots.at((ji * phase_shift) % Mi, c0, s0);
     const double mag = std::exp(log_mag), cp = std::cos(phase), sp = std::sin(phase);
-    spectrum[2 * j] = mag * (cp * c0 - sp * s0);
-    spectrum[2 * j + 1] = mag * (sp * c0 + cp * s0);
+    const double fr = mag * (cp * c0 - sp * s0), fi = mag * (sp * c0 + cp * s0);
+    re_out = fr * pr - fi * pi_;
+    im_out = fr * pi_ + fi * pr;
+    return true;
 }
 
 }  // namespace
 
 namespace {
 
-// The half spectrum (j = 0 .. M/2) of the window's tilted pmf, zero where negligible, and the
-// frequencies kept.
-std::vector<double> sparse_spectrum(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t M,
-                                    const UnitRoots& roots, std::vector<std::size_t>& kept) {
+// The kept frequencies j (0 <= j <= M/2) of the window's tilted pmf and their values: the
+// others are negligible.
+struct KeptFrequency {
+    std::size_t j;
+    double re, im;
+};
+
+std::vector<KeptFrequency> sparse_spectrum(const ReducedLaw& law, double theta, std::int64_t w0, std::size_t M,
+                                           const UnitRoots& roots) {
     const auto Mi = static_cast<std::int64_t>(M);
     std::int64_t shift = 0;
     const std::vector<TiltedGroup> gs = tilted_groups(law, theta, Mi, shift);
     const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
-    std::vector<double> spectrum(2 * (M / 2 + 1), 0.0);
+    std::vector<KeptFrequency> kept;
     std::vector<double> scratch;
     Progress progress;
     for_each_candidate(choose_filter(gs), M, [&](std::size_t j) {
         progress.add(gs.size());
-        evaluate_frequency(gs, j, roots, phase_shift, scratch, spectrum.data());
-        if (spectrum[2 * j] != 0.0 || spectrum[2 * j + 1] != 0.0) kept.push_back(j);
+        double re, im;
+        if (evaluate_frequency(gs, j, roots, phase_shift, scratch, re, im)) kept.push_back({j, re, im});
     });
-    return spectrum;
+    return kept;
 }
 
 void check_window(std::size_t M) {
@@ -190,8 +221,11 @@ std::vector<double> tilted_pmf_window(const ReducedLaw& law, double theta, std::
     M = good_fft_size(std::max<std::size_t>(M, 1));
     check_window(M);
     const UnitRoots roots(static_cast<std::int64_t>(M));
-    std::vector<std::size_t> kept;
-    std::vector<double> spectrum = sparse_spectrum(law, theta, w0, M, roots, kept);
+    std::vector<double> spectrum(2 * (M / 2 + 1), 0.0);
+    for (const KeptFrequency& f : sparse_spectrum(law, theta, w0, M, roots)) {
+        spectrum[2 * f.j] = f.re;
+        spectrum[2 * f.j + 1] = f.im;
+    }
     std::vector<double> out(M);
     inverse_real_fft(spectrum.data(), out.data(), M, 1.0 / static_cast<double>(M));
     return out;
@@ -202,8 +236,7 @@ double tilted_window_tail(const ReducedLaw& law, double theta, std::int64_t w0, 
     check_window(M);
     const auto Mi = static_cast<std::int64_t>(M);
     const UnitRoots roots(Mi);
-    std::vector<std::size_t> kept;
-    const std::vector<double> spectrum = sparse_spectrum(law, theta, w0, M, roots, kept);
+    const std::vector<KeptFrequency> kept = sparse_spectrum(law, theta, w0, M, roots);
     // f(n) = (1/M) sum over all j of F_j e^{2 pi i j n / M}, F_{M-j} = conj(F_j): the half
     // spectrum counts twice, except j = 0 and (M even) j = M/2. For each j the weighted sum
     // over n = first..last is e^{-theta (w0 + first - s)} e^{2 pi i j first / M} (1 - z^L) / (1 - z)
@@ -215,7 +248,8 @@ double tilted_window_tail(const ReducedLaw& law, double theta, std::int64_t w0, 
     const double lead = std::exp(-theta * static_cast<double>(w0 + static_cast<std::int64_t>(first) - s));
     const auto f0 = static_cast<std::int64_t>(first);
     CompensatedSum acc;
-    for (std::size_t j : kept) {
+    for (const KeptFrequency& f : kept) {
+        const std::size_t j = f.j;
         const auto ji = static_cast<std::int64_t>(j);
         // 1 - u e^{i w} and 1 - u^L e^{i w L}.
         double c1, s1, cl, sl, cf, sf;
@@ -233,7 +267,7 @@ double tilted_window_tail(const ReducedLaw& law, double theta, std::int64_t w0, 
         const double den = dr * dr + di * di;
         const double qr = (nr * dr + ni * di) / den, qi = (ni * dr - nr * di) / den;
         const double gr = cf * qr - sf * qi, gi = cf * qi + sf * qr;
-        const double fr = spectrum[2 * j], fi = spectrum[2 * j + 1];
+        const double fr = f.re, fi = f.im;
         const bool single = j == 0 || 2 * j == M;
         acc.add((single ? 1.0 : 2.0) * (fr * gr - fi * gi));
     }

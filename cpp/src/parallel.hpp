@@ -48,14 +48,15 @@ public:
         return pool->busy_.try_lock() ? pool : nullptr;
     }
 
-    // Runs job() once on each of `helpers` threads (started on first need) while the caller
-    // does its own share; finish() waits for them and releases the pool.
+    // Runs job() on up to `helpers` threads (started on first need) while the caller does its
+    // own share. finish() withdraws the offer from helpers that have not woken yet (on a busy
+    // machine one may not be scheduled before the caller is done, and waiting for it would
+    // cost a time slice), waits for those that took the job, and releases the pool.
     void start(unsigned helpers, const std::function<void()>& job) {
         std::unique_lock<std::mutex> lock(mutex_);
         while (threads_.size() < helpers) threads_.emplace_back([this] { serve(); });
         job_ = &job;
-        wanted_ = helpers;
-        running_ = helpers;
+        offered_ = helpers;
         ++generation_;
         lock.unlock();
         wake_.notify_all();
@@ -64,6 +65,7 @@ public:
     void finish() {
         {
             std::unique_lock<std::mutex> lock(mutex_);
+            offered_ = 0;
             done_.wait(lock, [this] { return running_ == 0; });
             job_ = nullptr;
         }
@@ -95,9 +97,10 @@ private:
         std::uint64_t seen = 0;
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
-            wake_.wait(lock, [&] { return generation_ != seen && wanted_ > 0; });
+            wake_.wait(lock, [&] { return generation_ != seen && offered_ > 0; });
             seen = generation_;
-            --wanted_;
+            --offered_;
+            ++running_;
             const std::function<void()>* job = job_;
             lock.unlock();
             (*job)();
@@ -110,7 +113,7 @@ private:
     std::condition_variable wake_, done_;
     std::vector<std::thread> threads_;
     const std::function<void()>* job_ = nullptr;
-    unsigned wanted_ = 0, running_ = 0;
+    unsigned offered_ = 0, running_ = 0;
     std::uint64_t generation_ = 0;
 };
 

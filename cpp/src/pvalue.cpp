@@ -56,33 +56,32 @@ PValue pvalue_from_distribution(const Distribution& dist, std::int64_t observed,
 namespace detail {
 
 Tilt tilt_for_mean(const ReducedLaw& law, double s) {
-    auto mean = [&](double theta, double* slope) {
-        CompensatedSum m, v;
+    auto mean = [&](double theta, double& slope) {
+        double m = 0.0, v = 0.0;  // a dozen terms or so: plain sums meet the 1e-9 tolerance
         for (const Group& g : law.groups) {
             const double k = static_cast<double>(g.k), c = static_cast<double>(g.count);
             const double q = 1.0 / (1.0 + std::exp(-theta * k));
-            m.add(c * k * q);
-            v.add(c * k * k * q * (1.0 - q));
+            m += c * k * q;
+            v += c * k * k * q * (1.0 - q);
         }
-        if (slope) *slope = v.value();
-        return m.value();
+        slope = v;
+        return m;
     };
     // The tilted mean is increasing and concave for theta > 0, so Newton from 0 climbs to the
-    // root from below; the bracket only guards against round-off.
-    double lo = 0.0, hi = 1.0;
-    while (mean(hi, nullptr) < s && hi < 1e6) hi *= 2;
-    double theta = 0.0;
+    // root from below; the bracket [lo, hi] only guards against round-off.
+    double lo = 0.0, hi = INFINITY, theta = 0.0, reached = 0.0;
     for (int it = 0; it < 200; ++it) {
         double slope;
-        const double f = mean(theta, &slope) - s;
+        reached = mean(theta, slope);
+        const double f = reached - s;
         if (std::fabs(f) <= 1e-9 * std::max(1.0, s)) break;
         if (f > 0) hi = theta; else lo = theta;
         double next = theta - f / slope;
-        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-        if (hi - lo <= 1e-15 * hi) break;
+        if (!(next > lo && next < hi)) next = hi < INFINITY ? 0.5 * (lo + hi) : 2.0 * theta + 1.0;
+        if (hi < INFINITY && hi - lo <= 1e-15 * hi) break;
         theta = next;
     }
-    return {theta, mean(theta, nullptr)};
+    return {theta, reached};
 }
 
 }  // namespace detail
