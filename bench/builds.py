@@ -34,6 +34,13 @@ CASES = {
                                               "pairperm.monte_carlo_test(x - y, y - x, n_resamples=10000, rng=0)", 5),
     "wilcoxon_test N=500": ("real", 500, "pairperm.wilcoxon_test(x, y)", 5),
     "mcnemar_test N=1e4": ("binary", 10_000, "pairperm.mcnemar_test(x, y)", 20),
+    # The hot paths of bench/limits.py (calls of 0.2.0 and later).
+    "permutation_test auto N=1e7": ("pos", 10_000_000, "pairperm.permutation_test(x, y)", 5),
+    "grouped tilted tail N=1e4 (summary given)": ("pos", 10_000, "pairperm._core.grouped_pvalue(s, 'two-sided')", 500),
+    "permutation_test MC K=1e5 N=1e3 2 threads": ("pos", 1_000, "pairperm.permutation_test(x, y, method='monte_carlo', "
+                                                  "n_resamples=100000, rng=0, n_jobs=2)", 7),
+    "compare_systems 100 systems N=1e4": ("systems", 10_000, "pairperm.compare_systems(systems)", 5),
+    "f1_test exact N=1e5": ("ner", 100_000, "pairperm.f1_test(x, y)", 5),
 }
 
 _CHILD = r"""
@@ -47,8 +54,12 @@ if not pairperm.__file__.startswith(sys.argv[2]):
 warnings.simplefilter("ignore")
 out = {}
 for label, (kind, n, call, repeats) in json.loads(sys.argv[1]).items():
-    if kind == "pos":
+    if kind in ("pos", "systems"):
         x, y = datasets.stanza_pos_like(n, 2022)
+        s = pairperm._core.summarize_paired(np.ascontiguousarray(x, np.int64), np.ascontiguousarray(y, np.int64))
+        # System k takes each entry from x with probability k / 99, else from y.
+        pick = np.random.default_rng(1).random((100, n)) < np.arange(100)[:, None] / 99
+        systems = {f"s{k:02d}": np.where(pick[k], x, y) for k in range(100)} if kind == "systems" else None
     elif kind == "ner":
         x, y = datasets.ner_like(n, 2022)
     elif kind == "binary":

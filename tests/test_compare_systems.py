@@ -251,6 +251,30 @@ def test_batch_runs_the_planned_engine_bit_for_bit():
     assert {"trivial", "dp"} <= set(_core.batch_grouped_pvalues(m, pairs, "two-sided")[5])
 
 
+def test_batch_of_systems_narrowed_to_bytes_matches_the_single_pair_route():
+    # Systems whose scores fit in int8 are narrowed once for all their pairs; rows at the ends
+    # of that range (|x - y| up to 255) and rows just outside it (128, -129: not narrowed) must
+    # give what permutation_test gives, bit for bit.
+    rng = np.random.default_rng(12)
+    n = 3000
+    m = np.vstack([
+        rng.integers(0, 4, (3, n)),
+        rng.integers(-128, 128, (2, n)),
+        np.where(rng.random((2, n)) < 0.5, -128, 127),
+        rng.integers(0, 4, (2, n)),
+    ]).astype(np.int64)
+    m[7, 5], m[8, 9] = 128, -129
+    pairs = np.array(list(itertools.combinations(range(len(m)), 2)), dtype=np.int64)
+    observed, n_varying, pvalue, log_p, status, engine = _core.batch_grouped_pvalues(m, pairs, "two-sided", 2)
+    for k, (i, j) in enumerate(pairs):
+        s = _core.summarize_paired(m[i], m[j])
+        assert (observed[k], n_varying[k]) == (s.observed, s.n_varying)
+        if status[k] == 0:
+            r = pairperm.permutation_test(m[i], m[j])
+            assert (pvalue[k], log_p[k]) == (r.pvalue, r.log_pvalue), (i, j)
+    assert (status == 0).sum() >= 20 and "grouped_tail" in set(engine)
+
+
 # ---------------------------------------------------------------- corrections
 
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,7 +23,29 @@ struct BatchState {
     Alternative alternative;
     Method method;
     PlanLimits limits;
+    // Systems whose scores all fit in int8, narrowed once for all their pairs (empty rows
+    // for the others), and every system's sum.
+    std::vector<std::vector<std::int8_t>> bytes;
+    std::vector<std::int64_t> sums;
 };
+
+// Narrows every system of some pair whose scores fit in int8 (per-item counts and scores
+// mostly do).
+void narrow_systems(const std::int64_t* scores, std::size_t n_systems, std::size_t n, const std::int64_t* pairs,
+                    std::size_t n_pairs, BatchState& st) {
+    st.bytes.assign(n_systems, {});
+    st.sums.assign(n_systems, 0);
+    std::vector<bool> used(n_systems, false);
+    for (std::size_t p = 0; p < 2 * n_pairs; ++p) used[static_cast<std::size_t>(pairs[p])] = true;
+    for (std::size_t r = 0; r < n_systems; ++r) {
+        if (!used[r]) continue;
+        const std::int64_t* row = scores + r * n;
+        const auto [lo, hi] = std::minmax_element(row, row + n);
+        if (n == 0 || *lo < -128 || *hi > 127) continue;
+        st.bytes[r].assign(row, row + n);
+        st.sums[r] = std::accumulate(row, row + n, std::int64_t{0});
+    }
+}
 
 // The DP on the entries that vary, in their order: entries with x == y only shift S by 0,
 // and convolve_dp skips them, so this is the single-pair route's distribution bit for bit.
@@ -40,10 +63,14 @@ PValue dp_pvalue(const std::int64_t* x, const std::int64_t* y, std::size_t n, co
     return pvalue_from_distribution(d, s.observed, s.twice_mean, alternative);
 }
 
-PairPValue one_pair(const std::int64_t* x, const std::int64_t* y, std::size_t n, const BatchState& st) {
+PairPValue one_pair(const std::int64_t* scores, std::size_t n, std::size_t i, std::size_t j, const BatchState& st) {
     PairPValue r;
+    const std::int64_t* x = scores + i * n;
+    const std::int64_t* y = scores + j * n;
     try {
-        const EffectSummary s = summarize_paired(x, y, n);
+        const EffectSummary s = !st.bytes[i].empty() && !st.bytes[j].empty()
+                                    ? summarize_paired_bytes(st.bytes[i].data(), st.bytes[j].data(), n, st.sums[i], st.sums[j])
+                                    : summarize_paired(x, y, n);
         r.observed = s.observed;
         r.n_varying = s.n_varying;
         const Plan plan = plan_engine(s, StatisticKind::sum, st.method, st.limits);
@@ -80,11 +107,10 @@ void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, st
             throw std::invalid_argument("batch_grouped_pvalues: system index " + std::to_string(pairs[p]) +
                                         " outside [0, " + std::to_string(n_systems) + ")");
     }
-    const BatchState st{alternative, method, limits};
+    BatchState st{alternative, method, limits, {}, {}};
+    narrow_systems(scores, n_systems, n, pairs, n_pairs, st);
     detail::parallel_for(n_pairs, detail::resolve_threads(n_threads), [&](std::size_t p, detail::Progress&) {
-        const std::int64_t* x = scores + static_cast<std::size_t>(pairs[2 * p]) * n;
-        const std::int64_t* y = scores + static_cast<std::size_t>(pairs[2 * p + 1]) * n;
-        out[p] = one_pair(x, y, n, st);
+        out[p] = one_pair(scores, n, static_cast<std::size_t>(pairs[2 * p]), static_cast<std::size_t>(pairs[2 * p + 1]), st);
     });
 }
 

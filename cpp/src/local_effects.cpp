@@ -2,6 +2,7 @@
 #include "pairperm/local_effects.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -171,12 +172,69 @@ EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b
 // the caller reads the input again the general way.
 // Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
 // (~1.4x per entry), and every x86-64 keeps the baseline build.
+// counts[v] += occurrences of byte v in d[0, m), for v = 1..7, in one pass: seven byte-wide
+// tallies side by side (the compiler keeps each in a vector register), emptied before they
+// can wrap.
+PAIRPERM_CLONES
+void count_small_bytes(const std::uint8_t* d, std::size_t m, std::int64_t* counts) {
+    constexpr std::size_t byte_run = 255;
+    for (std::size_t j0 = 0; j0 < m; j0 += byte_run) {
+        const std::size_t end = std::min(m, j0 + byte_run);
+        std::uint8_t c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, c6 = 0, c7 = 0;
+        for (std::size_t j = j0; j < end; ++j) {
+            const std::uint8_t b = d[j];
+            c1 = static_cast<std::uint8_t>(c1 + (b == 1));
+            c2 = static_cast<std::uint8_t>(c2 + (b == 2));
+            c3 = static_cast<std::uint8_t>(c3 + (b == 3));
+            c4 = static_cast<std::uint8_t>(c4 + (b == 4));
+            c5 = static_cast<std::uint8_t>(c5 + (b == 5));
+            c6 = static_cast<std::uint8_t>(c6 + (b == 6));
+            c7 = static_cast<std::uint8_t>(c7 + (b == 7));
+        }
+        counts[1] += c1, counts[2] += c2, counts[3] += c3, counts[4] += c4, counts[5] += c5, counts[6] += c6,
+            counts[7] += c7;
+    }
+}
+
+// counts[v] += occurrences of byte v >= 1 in d[0, m), given the OR of the bytes. Values below
+// 8 (nearly all, for per-item scores and counts) are tallied side by side; the rare larger
+// ones are found eight bytes at a time.
+void count_bytes(const std::uint8_t* d, std::size_t m, std::uint32_t seen, std::int64_t* counts) {
+    if (seen != 0) count_small_bytes(d, m, counts);
+    if (seen < 8) return;
+    std::size_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, d + j, sizeof word);
+        if ((word & 0xF8F8F8F8F8F8F8F8ULL) == 0) continue;
+        for (std::size_t b = j; b < j + 8; ++b)
+            if (d[b] >= 8) ++counts[d[b]];
+    }
+    for (; j < m; ++j)
+        if (d[j] >= 8) ++counts[d[j]];
+}
+
+// The summary of paired scores from the tally of |x - y| < 256 and sum(x) - sum(y):
+// stay = d, swap = -d, so L = -sum |d|, s_obs = sum d, 2 E[S] = 0, k = 2 |d|.
+void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed, EffectSummary& s) {
+    std::int64_t abs_sum = 0;
+    s.groups.clear();
+    for (std::size_t a = 1; a < 256; ++a) {
+        const std::int64_t c = counts[a];
+        if (c == 0) continue;
+        abs_sum += static_cast<std::int64_t>(a) * c;
+        s.groups.push_back({2 * static_cast<std::int64_t>(a), c});
+    }
+    check_total(2 * static_cast<i128>(abs_sum));
+    s.lo_sum = -abs_sum;
+    s.observed = observed;
+    s.twice_mean = 0;
+}
+
 PAIRPERM_CLONES
 bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s) {
     constexpr std::size_t block = 2048;
     constexpr std::size_t width = 256;
-    // Byte counters are flushed every 255 entries, before they can wrap.
-    constexpr std::size_t byte_run = 255;
     // 2^30 * n stays below max_abs_sum, so no int64 sum below can wrap.
     if (n >= (std::size_t{1} << 30)) return false;
     std::vector<std::uint8_t> diff(block);
@@ -205,46 +263,9 @@ bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::
         if ((spread >> 30) != 0 || seen >= width) return false;
         sum_x += bx;
         sum_y += by;
-        // Values below 8 (nearly all, for per-item scores and counts): one byte-wide comparison
-        // pass each beats scattered increments. The rare larger ones are found eight bytes at a time.
-        const std::uint32_t small = std::min<std::uint32_t>(seen, 7);
-        for (std::uint32_t v = 1; v <= small; ++v) {
-            const auto byte = static_cast<std::uint8_t>(v);
-            std::int64_t c = 0;
-            for (std::size_t j0 = 0; j0 < m; j0 += byte_run) {
-                const std::size_t end = std::min(m, j0 + byte_run);
-                std::uint8_t run = 0;
-                for (std::size_t j = j0; j < end; ++j) run = static_cast<std::uint8_t>(run + (diff[j] == byte));
-                c += run;
-            }
-            counts[v] += c;
-        }
-        if (seen >= 8) {
-            std::size_t j = 0;
-            for (; j + 8 <= m; j += 8) {
-                std::uint64_t word;
-                std::memcpy(&word, diff.data() + j, sizeof word);
-                if ((word & 0xF8F8F8F8F8F8F8F8ULL) == 0) continue;
-                for (std::size_t b = j; b < j + 8; ++b)
-                    if (diff[b] >= 8) ++counts[diff[b]];
-            }
-            for (; j < m; ++j)
-                if (diff[j] >= 8) ++counts[diff[j]];
-        }
+        count_bytes(diff.data(), m, seen, counts.data());
     }
-    // stay = d, swap = -d: L = -sum |d|, s_obs = sum d, 2 E[S] = 0, k = 2 |d|.
-    std::int64_t abs_sum = 0;
-    s.groups.clear();
-    for (std::size_t a = 1; a < width; ++a) {
-        const std::int64_t c = counts[a];
-        if (c == 0) continue;
-        abs_sum += static_cast<std::int64_t>(a) * c;
-        s.groups.push_back({2 * static_cast<std::int64_t>(a), c});
-    }
-    check_total(2 * static_cast<i128>(abs_sum));
-    s.lo_sum = -abs_sum;
-    s.observed = sum_x - sum_y;
-    s.twice_mean = 0;
+    summary_from_byte_counts(counts.data(), sum_x - sum_y, s);
     return true;
 }
 
@@ -262,6 +283,29 @@ EffectSummary summarize(const std::int64_t* stay, const std::int64_t* swap, std:
             a = stay[i];
             b = swap[i];
         });
+}
+
+PAIRPERM_CLONES
+EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y, std::size_t n, std::int64_t sum_x,
+                                     std::int64_t sum_y) {
+    constexpr std::size_t block = 2048;
+    std::array<std::uint8_t, block> diff;
+    std::vector<std::int64_t> counts(256, 0);
+    for (std::size_t start = 0; start < n; start += block) {
+        const std::size_t m = std::min(block, n - start);
+        std::uint32_t seen = 0;
+        for (std::size_t j = 0; j < m; ++j) {
+            const int d = static_cast<int>(x[start + j]) - static_cast<int>(y[start + j]);
+            const auto a = static_cast<std::uint8_t>(d < 0 ? -d : d);  // |d| <= 255
+            seen |= a;
+            diff[j] = a;
+        }
+        count_bytes(diff.data(), m, seen, counts.data());
+    }
+    EffectSummary s;
+    summary_from_byte_counts(counts.data(), sum_x - sum_y, s);
+    finish(s);
+    return s;
 }
 
 EffectSummary summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n) {
