@@ -172,35 +172,32 @@ EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b
 // the caller reads the input again the general way.
 // Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
 // (~1.4x per entry), and every x86-64 keeps the baseline build.
-// counts[v] += occurrences of byte v in d[0, m), for v = 1..7, in one pass: seven byte-wide
+// counts[v] += occurrences of byte v in d[0, m), for v = 1..K, in one pass: K byte-wide
 // tallies side by side (the compiler keeps each in a vector register), emptied before they
 // can wrap.
-PAIRPERM_CLONES
+template <std::size_t K>
 void count_small_bytes(const std::uint8_t* d, std::size_t m, std::int64_t* counts) {
     constexpr std::size_t byte_run = 255;
     for (std::size_t j0 = 0; j0 < m; j0 += byte_run) {
         const std::size_t end = std::min(m, j0 + byte_run);
-        std::uint8_t c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, c6 = 0, c7 = 0;
+        std::array<std::uint8_t, K> c{};
         for (std::size_t j = j0; j < end; ++j) {
             const std::uint8_t b = d[j];
-            c1 = static_cast<std::uint8_t>(c1 + (b == 1));
-            c2 = static_cast<std::uint8_t>(c2 + (b == 2));
-            c3 = static_cast<std::uint8_t>(c3 + (b == 3));
-            c4 = static_cast<std::uint8_t>(c4 + (b == 4));
-            c5 = static_cast<std::uint8_t>(c5 + (b == 5));
-            c6 = static_cast<std::uint8_t>(c6 + (b == 6));
-            c7 = static_cast<std::uint8_t>(c7 + (b == 7));
+            for (std::size_t v = 0; v < K; ++v) c[v] = static_cast<std::uint8_t>(c[v] + (b == v + 1));
         }
-        counts[1] += c1, counts[2] += c2, counts[3] += c3, counts[4] += c4, counts[5] += c5, counts[6] += c6,
-            counts[7] += c7;
+        for (std::size_t v = 0; v < K; ++v) counts[v + 1] += c[v];
     }
 }
 
 // counts[v] += occurrences of byte v >= 1 in d[0, m), given the OR of the bytes. Values below
 // 8 (nearly all, for per-item scores and counts) are tallied side by side; the rare larger
 // ones are found eight bytes at a time.
+PAIRPERM_CLONES
 void count_bytes(const std::uint8_t* d, std::size_t m, std::uint32_t seen, std::int64_t* counts) {
-    if (seen != 0) count_small_bytes(d, m, counts);
+    // As many tallies as the values present can need: binary scores only ever differ by 1.
+    if (seen == 1) count_small_bytes<1>(d, m, counts);
+    else if (seen != 0 && seen < 4) count_small_bytes<3>(d, m, counts);
+    else if (seen >= 4) count_small_bytes<7>(d, m, counts);
     if (seen < 8) return;
     std::size_t j = 0;
     for (; j + 8 <= m; j += 8) {
