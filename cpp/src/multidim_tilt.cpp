@@ -172,6 +172,7 @@ struct TiltedSpectrum {
     std::size_t ma = 0;
     std::array<bool, 2> active{};
     std::array<std::int64_t, 2> phase{};  // blo - lo - shifts, mod M
+    std::complex<double> half_step;       // e^{i pi / M}
     std::vector<SpectralGroup> groups;    // fastest decay first
 };
 
@@ -179,6 +180,7 @@ TiltedSpectrum tilted_spectrum(const Law& law, const Vec& theta, const std::arra
                                const std::array<std::int64_t, 2>& blo, std::int64_t M) {
     TiltedSpectrum ts;
     ts.M = M;
+    ts.half_step = {std::cos(pi / static_cast<double>(M)), std::sin(pi / static_cast<double>(M))};
     ts.active = active;
     ts.ma = static_cast<std::size_t>(active[0]) + static_cast<std::size_t>(active[1]);
     std::array<std::int64_t, 2> shift{0, 0};
@@ -214,30 +216,54 @@ bool evaluate_phi(const TiltedSpectrum& ts, const UnitRoots& roots, std::int64_t
                   std::vector<double>& scratch, std::complex<double>& value) {
     const std::int64_t M = ts.M;
     const std::size_t G = ts.groups.size();
-    scratch.resize(2 * G);
+    scratch.resize(3 * G);
     double bound = 0.0;
     for (std::size_t i = 0; i < G; ++i) {
         const SpectralGroup& g = ts.groups[i];
+        const std::int64_t t = (k0 * g.d_mod[0] + k1 * g.d_mod[1]) % M;
         double cy, sy;
-        roots.at((k0 * g.d_mod[0] + k1 * g.d_mod[1]) % M, cy, sy);
+        roots.at(t, cy, sy);
         const double s2 = half_versine(cy, sy);
         bound -= 0.5 * g.count * g.four_rq * s2;
         if (!(bound >= log_keep)) return false;
-        scratch[2 * i] = s2;
-        scratch[2 * i + 1] = sy;
+        scratch[3 * i] = s2;
+        scratch[3 * i + 1] = sy;
+        scratch[3 * i + 2] = static_cast<double>(2 * t > M ? t - M : t);  // y = 2 pi t / M in (-pi, pi]
     }
+    // The phase of a factor (1 - r) + r e^{+-i y} is +-(y/2 - atan2((1 - 2r) sin(y/2), cos(y/2))).
+    // Near r = 1/2 (weak tilts, and theta = 0 exactly) its bulk, c y / 2, is a whole multiple
+    // of pi / M, kept exactly as an integer; the arctangent left is small. Strong tilts (r
+    // small) keep the direct arctangent, itself small there. The phases summed in floating
+    // point then stay small, and so does their round-off.
+    const std::int64_t two_m = 2 * M;
+    std::int64_t half_steps = 0;  // multiples of pi / M, mod 2M
     double log_mag = 0.0, phase = 0.0;
     for (std::size_t i = 0; i < G; ++i) {
         const SpectralGroup& g = ts.groups[i];
-        const double s2 = scratch[2 * i], sy = scratch[2 * i + 1];
+        const double s2 = scratch[3 * i], sy = scratch[3 * i + 1];
         log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
         if (!(log_mag >= log_keep)) return false;
-        // 1 - 2 r sin^2(y / 2) > 0 here (r <= 1/2, and = 0 would have made log_mag -inf).
-        phase += g.count * std::atan(g.sign * g.r * sy / (1.0 - 2.0 * g.r * s2));
+        double part;
+        if (g.r > 0.25) {
+            const auto tc = static_cast<std::int64_t>(scratch[3 * i + 2]);
+            const std::int64_t c = mod_positive(static_cast<std::int64_t>(g.count), two_m);
+            const std::int64_t turn = mod_positive(tc, two_m) * c % two_m;
+            half_steps = mod_positive(half_steps + (g.sign > 0 ? turn : -turn), two_m);
+            const double half_sin = std::copysign(std::sqrt(s2), static_cast<double>(tc));
+            part = -g.sign * g.count * std::atan2((1.0 - 2.0 * g.r) * half_sin, std::sqrt(1.0 - s2));
+        } else {
+            // 1 - 2 r sin^2(y / 2) > 0 here (r <= 1/4).
+            part = g.count * std::atan(g.sign * g.r * sy / (1.0 - 2.0 * g.r * s2));
+        }
+        phase += part;
     }
+    // e^{i pi H / M} for H = half_steps + 2 (k . phase): a unit root of order M, times e^{i pi / M} for odd H.
+    const std::int64_t H = mod_positive(half_steps + 2 * ((k0 * ts.phase[0] + k1 * ts.phase[1]) % M), two_m);
     double c0, s0;
-    roots.at((k0 * ts.phase[0] + k1 * ts.phase[1]) % M, c0, s0);
-    value = std::polar(std::exp(log_mag), phase) * std::complex<double>(c0, s0);
+    roots.at(H / 2, c0, s0);
+    std::complex<double> shift(c0, s0);
+    if (H % 2 == 1) shift *= ts.half_step;
+    value = std::polar(std::exp(log_mag), phase) * shift;
     return true;
 }
 
@@ -665,7 +691,15 @@ SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta
 // log P[S in tail] by the tilt theta (0: untilted, for a tail near the mean); false if the
 // certificate fails (R reaches far behind the dominating point's supporting line, or the
 // box would be too large).
-bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilted& at, double& log_p) {
+// log P[S in tail], certified to ~1e-10 relative; or, when no state of the tail lies in the
+// box even after widening it, or the tail is too small to resolve against the round-off,
+// -inf with log_bound the log of what the tail can hold at most (-inf: nothing).
+struct TailValue {
+    double log_p = -INFINITY;
+    double log_bound = -INFINITY;
+};
+
+bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilted& at, TailValue& value) {
     // A tilt that ran off (the region touches the support only at a corner, which no finite
     // tilt centres on) leaves a degenerate law: not certified.
     double entries = 0;
@@ -724,6 +758,18 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
         // Aliasing (folded in at weight <= e^{worst_in}) and the neglected tail outside the
         // box (weight <= e^{worst_out}) are both at most the tilted mass outside the box.
         const double log_err = std::log(std::max(outside, 1e-320)) + std::max(worst_in, worst_out) - top;
+        const double log_untilt = at.log_mgf - (theta[0] * c[0] + theta[1] * c[1]) + top;
+        if (!std::isfinite(log_sum)) {
+            // No state of the tail in the box: widen it, and failing that report what the
+            // tail can hold outside (the caller decides whether that is negligible).
+            if (attempt < 3) {
+                log_level -= 50;
+                continue;
+            }
+            value.log_p = -INFINITY;
+            value.log_bound = outside > 0 ? log_untilt + log_err : -INFINITY;
+            return true;
+        }
         const double rel = outside > 0 ? log_err - log_sum : -INFINITY;
         // Round-off is absolute, ~1e-16 of the sum of |phi| / M^ma (the pmf's scale) per unit of
         // weight; dropped frequencies move it by at most their |phi| sum per unit of weight.
@@ -733,14 +779,24 @@ bool tilted_tail(const Law& law, const Tail& tail, const Vec& theta, const Tilte
         const double log_grid = static_cast<double>(ma) * std::log(static_cast<double>(M));
         const double log_roundoff = std::log(1e-15) + sum.log_phi - log_grid + sum.log_weights;
         const double log_truncated = sum.log_dropped - log_grid + sum.log_weights;
-        if (!(log_roundoff - log_sum <= std::log(1e-10)) || !(log_truncated - log_sum <= std::log(1e-12))) return false;
-        if (std::isfinite(log_sum) && rel <= std::log(1e-11)) {
-            log_p = at.log_mgf - (theta[0] * c[0] + theta[1] * c[1]) + top + log_sum;
-            // Any state of the region has probability >= 2^-N.
-            return log_p >= -entries * std::log(2.0) - 1e-6;
+        if (!(log_roundoff - log_sum <= std::log(1e-10)) || !(log_truncated - log_sum <= std::log(1e-12))) {
+            // Not resolved relative to itself (a tail far smaller than the pmf's round-off):
+            // report what it may hold at most, ten times the round-off estimate included, for
+            // the caller to weigh against the other tail.
+            const double terms[] = {log_sum, log_roundoff + std::log(10.0), log_truncated, outside > 0 ? log_err : -INFINITY};
+            double most = -INFINITY, acc = 0;
+            for (double t : terms) most = std::max(most, t);
+            for (double t : terms) acc += std::exp(t - most);
+            value.log_p = -INFINITY;
+            value.log_bound = log_untilt + most + std::log(acc);
+            return true;
         }
-        if (!std::isfinite(rel) && !std::isfinite(log_sum)) log_level -= 50;
-        else log_level -= (rel - std::log(1e-11)) + 5.0;
+        if (rel <= std::log(1e-11)) {
+            value.log_p = log_untilt + log_sum;
+            // Any state of the region has probability >= 2^-N.
+            return value.log_p >= -entries * std::log(2.0) - 1e-6;
+        }
+        log_level -= (rel - std::log(1e-11)) + 5.0;
     }
     return false;
 }
@@ -807,17 +863,25 @@ PValue ratio_tail_pvalue(const MultiSummary& s, const RatioDifference& h, Altern
             ats[i] = tilt(law, thetas[i]);
         }
     std::vector<long double> logs;
+    double log_bound = -INFINITY;  // what tails with no state in their box may hold
     for (std::size_t i = 0; i < tails.size(); ++i) {
-        double lp;
-        if (!tilted_tail(law, tails[i], thetas[i], ats[i], lp)) {
+        TailValue v;
+        if (!tilted_tail(law, tails[i], thetas[i], ats[i], v)) {
             if (certified) *certified = false;
             return untilted(s, h, alternative);
         }
-        logs.push_back(lp);
+        logs.push_back(v.log_p);
+        log_bound = std::max(log_bound, v.log_bound);
     }
     long double top = -INFINITY;
     for (long double l : logs) top = std::max(top, l);
     PValue out;
+    // Empty tails count when what they may hold is negligible beside the others' sum (two
+    // such bounds at most, hence the log 2).
+    if (std::isfinite(log_bound) && !(log_bound + std::log(2.0) <= static_cast<double>(top) + std::log(1e-11))) {
+        if (certified) *certified = false;
+        return untilted(s, h, alternative);
+    }
     if (!(top > -INFINITY)) {
         out.pvalue = 0;
         out.log_pvalue = -INFINITY;

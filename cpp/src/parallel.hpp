@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -54,9 +55,13 @@ public:
     // cost a time slice), waits for those that took the job, and releases the pool.
     void start(unsigned helpers, const std::function<void()>& job) {
         std::unique_lock<std::mutex> lock(mutex_);
-        while (threads_.size() < helpers) threads_.emplace_back([this] { serve(); });
+        try {
+            while (threads_.size() < helpers) threads_.emplace_back([this] { serve(); });
+        } catch (const std::system_error&) {
+            // No more threads to be had: those there are (and the caller) share the work.
+        }
         job_ = &job;
-        offered_ = helpers;
+        offered_ = std::min<unsigned>(helpers, static_cast<unsigned>(threads_.size()));
         ++generation_;
         lock.unlock();
         wake_.notify_all();
@@ -157,6 +162,16 @@ void parallel_for(std::size_t n_blocks, unsigned threads, Body&& body) {
         }
     };
 
+    // A fan-out inside another's body on the same thread runs alone: the pool is taken, and
+    // its owner must not try to take it again.
+    static thread_local bool fanning_out = false;
+    if (fanning_out) threads = 1;
+    struct Mark {
+        bool& flag;
+        const bool before;
+        explicit Mark(bool& f) : flag(f), before(f) { flag = true; }
+        ~Mark() { flag = before; }
+    } mark(fanning_out);
     std::vector<std::thread> own;
     HelperPool* pool = threads > 1 ? HelperPool::acquire() : nullptr;
     const std::function<void()> job = worker;
@@ -171,7 +186,11 @@ void parallel_for(std::size_t n_blocks, unsigned threads, Body&& body) {
             pool->start(threads - 1, job);
         } else {
             own.reserve(threads - 1);
-            for (unsigned t = 1; t < threads; ++t) own.emplace_back(worker);
+            try {
+                for (unsigned t = 1; t < threads; ++t) own.emplace_back(worker);
+            } catch (const std::system_error&) {
+                // As in the pool: the threads started (and the caller) share the work.
+            }
         }
         Progress progress;  // the calling thread: polls for interrupts
         for (;;) {

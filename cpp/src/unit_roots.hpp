@@ -30,12 +30,16 @@ public:
         fill(fine_, static_cast<std::size_t>(B_), step, 1);
         fill(coarse_, static_cast<std::size_t>((M + B_ - 1) / B_), step, B_);
     }
-    // cos and sin of 2 pi m / M, 0 <= m < M.
+    // cos and sin of 2 pi m / M, 0 <= m < M. Residues above M/2 are the conjugates of M - m,
+    // so that a small sine (m near 0 or M) keeps its relative accuracy either way.
     void at(std::int64_t m, double& re, double& im) const {
+        const bool mirror = 2 * m > M_;
+        if (mirror) m = M_ - m;
         const auto a = static_cast<std::size_t>(m / B_), b = static_cast<std::size_t>(m % B_);
         const double ar = coarse_[2 * a], ai = coarse_[2 * a + 1], br = fine_[2 * b], bi = fine_[2 * b + 1];
         re = ar * br - ai * bi;
         im = ar * bi + ai * br;
+        if (mirror) im = -im;
     }
     std::int64_t modulus() const { return M_; }
 
