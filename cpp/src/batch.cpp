@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,10 +39,15 @@ void narrow_systems(const std::int64_t* scores, std::size_t n_systems, std::size
     for (std::size_t r = 0; r < n_systems; ++r) {
         if (!used[r]) continue;
         const std::int64_t* row = scores + r * n;
-        const auto [lo, hi] = std::minmax_element(row, row + n);
-        if (n == 0 || *lo < -128 || *hi > 127) continue;
-        st.bytes[r].assign(row, row + n);
-        st.sums[r] = std::accumulate(row, row + n, std::int64_t{0});
+        if (std::any_of(row, row + n, [](std::int64_t v) { return v < -128 || v > 127; })) continue;
+        std::vector<std::int8_t>& bytes = st.bytes[r];
+        bytes.resize(n);
+        std::int64_t sum = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            bytes[i] = static_cast<std::int8_t>(row[i]);
+            sum += row[i];
+        }
+        st.sums[r] = sum;
     }
 }
 

@@ -2,6 +2,7 @@
 // from the closed-form characteristic function with one inverse real FFT.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,20 @@ constexpr double log_tilted_window_eps = -92.1034037197618;  // log(1e-40)
 // e^-50 ~ 2e-22, far below the inverse FFT's own round-off (~1e-16 of the peak). This keeps
 // the work near the frequencies that matter (|w| < ~10 / sigma).
 constexpr double log_negligible_spectrum = -50.0;
+
+// Under a tilt, a group's swap is Bernoulli(q), q = e^a / (1 + e^a) with a = theta . step.
+// It is written around its likelier value: r = min(q, 1 - q) <= 1/2, so that its residual
+// factor (1 - r) + r e^{sign i y} stays near 1 with a small phase; flipped (q > 1/2) moves the
+// step times the count into an exact integer shift, and the residual's sign is then +1.
+struct Residual {
+    double r, four_rq, sign;
+    bool flipped;
+};
+
+inline Residual residual(double a) {
+    const double e = std::exp(-std::fabs(a)), r = e / (1.0 + e);
+    return {r, 4.0 * r * (1.0 - r), a > 0 ? 1.0 : -1.0, a > 0};
+}
 
 // The tilt theta > 0 whose tilted mean sum c k' q(theta k') is s (top/2 < s < top), and the
 // tilted mean reached: the saddlepoint of the upper tail P[S' >= s].

@@ -56,12 +56,9 @@ std::vector<TiltedGroup> tilted_groups(const ReducedLaw& law, double theta, std:
     std::vector<TiltedGroup> gs;
     gs.reserve(law.groups.size());
     for (const Group& g : law.groups) {
-        const double e = std::exp(-std::fabs(theta) * static_cast<double>(g.k));
-        const double r = e / (1.0 + e);
-        const bool flipped = theta > 0;
-        if (flipped) shift = mod_positive(shift + mod_positive(g.k, Mi) * (g.count % Mi) % Mi, Mi);
-        gs.push_back({mod_positive(g.k, Mi), static_cast<double>(g.count), r, 4.0 * r * (1.0 - r),
-                      flipped ? 1.0 : -1.0});
+        const Residual res = residual(theta * static_cast<double>(g.k));  // k' > 0
+        if (res.flipped) shift = mod_positive(shift + mod_positive(g.k, Mi) * (g.count % Mi) % Mi, Mi);
+        gs.push_back({mod_positive(g.k, Mi), static_cast<double>(g.count), res.r, res.four_rq, res.sign});
     }
     std::sort(gs.begin(), gs.end(),
               [](const TiltedGroup& a, const TiltedGroup& b) { return a.count * a.four_rq > b.count * b.four_rq; });

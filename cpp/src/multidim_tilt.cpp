@@ -159,9 +159,8 @@ bool aim(const Law& law, const Tail& tail, Vec& theta, Tilted& at) {
 // 1 x M when one coordinate is constant), phased so that index 0 is the box's corner:
 //   phi(k) = E_theta[e^{-i w.(S - blo)}],  w = 2 pi k / M,
 // so that the tilted pmf folded onto the box's period is f(x) = M^-ma sum_k phi(k) e^{i w.(x - blo)}.
-// A group with q > 1/2 is written d - d B' with B' ~ Bernoulli(1 - q): its residual factor
-// (1 - r) + r e^{+-i w.d}, r = min(q, 1 - q) <= 1/2, stays near 1 with a small phase, and the
-// shift d c is an exact integer phase.
+// Each group enters through its residual factor (detail::residual); the flipped groups'
+// shifts d c are an exact integer phase.
 struct SpectralGroup {
     std::array<std::int64_t, 2> d{}, d_mod{};
     double count = 0, r = 0, four_rq = 0, sign = 0;
@@ -186,18 +185,17 @@ TiltedSpectrum tilted_spectrum(const Law& law, const Vec& theta, const std::arra
     std::array<std::int64_t, 2> shift{0, 0};
     for (std::size_t g = 0; g < law.d.size(); ++g) {
         const auto& d = law.d[g];
-        const double a = theta[0] * static_cast<double>(d[0]) + theta[1] * static_cast<double>(d[1]);
-        const double e = std::exp(-std::fabs(a)), r = e / (1.0 + e);
+        const detail::Residual res = detail::residual(theta[0] * static_cast<double>(d[0]) + theta[1] * static_cast<double>(d[1]));
         SpectralGroup sg;
         sg.count = law.c[g];
-        sg.r = r;
-        sg.four_rq = 4.0 * r * (1.0 - r);
-        sg.sign = a > 0 ? 1.0 : -1.0;
+        sg.r = res.r;
+        sg.four_rq = res.four_rq;
+        sg.sign = res.sign;
         for (std::size_t j = 0; j < 2; ++j) {
             if (!active[j]) continue;
             sg.d[j] = d[j];
             sg.d_mod[j] = mod_positive(d[j], M);
-            if (a > 0) shift[j] = mod_positive(shift[j] + sg.d_mod[j] * mod_positive(static_cast<std::int64_t>(sg.count), M), M);
+            if (res.flipped) shift[j] = mod_positive(shift[j] + sg.d_mod[j] * mod_positive(static_cast<std::int64_t>(sg.count), M), M);
         }
         ts.groups.push_back(sg);
     }
