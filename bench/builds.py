@@ -41,6 +41,8 @@ CASES = {
                                                   "n_resamples=100000, rng=0, n_jobs=2)", 7),
     "compare_systems 100 systems N=1e4": ("systems", 10_000, "pairperm.compare_systems(systems)", 5),
     "f1_test exact N=1e5": ("ner", 100_000, "pairperm.f1_test(x, y)", 5),
+    "compare bleu importance sampling K=1e4 N=1e4": ("bleu", 10_000, "pairperm.compare(x, y, 'bleu', n_resamples=10000, "
+                                                     "rng=0)", 5),
 }
 
 _CHILD = r"""
@@ -62,6 +64,12 @@ for label, (kind, n, call, repeats) in json.loads(sys.argv[1]).items():
         systems = {f"s{k:02d}": np.where(pick[k], x, y) for k in range(100)} if kind == "systems" else None
     elif kind == "ner":
         x, y = datasets.ner_like(n, 2022)
+    elif kind == "bleu":  # per-sentence BLEU statistics, B's n-gram precisions 5% lower than A's
+        rng = np.random.default_rng(2022)
+        hyp = rng.integers(10, 40, n)
+        total = np.stack([np.maximum(hyp - k, 0) for k in range(4)], axis=1)
+        x, y = ([hyp, hyp, *rng.binomial(total, q * np.array([0.6, 0.45, 0.33, 0.24])).T, *total.T] for q in (1.0, 0.95))
+        x, y = np.column_stack(x), np.column_stack(y)
     elif kind == "binary":
         x, y = (datasets.stanza_pos_like(n, 2022)[0] % 2, datasets.stanza_pos_like(n, 7)[0] % 2)
     else:

@@ -281,9 +281,32 @@ def test_the_samplers_integer_lanes_sum_as_the_all_double_kernel(n):
     rng = np.random.default_rng(n)
     ints = rng.integers(-2047, 2048, (n, 10)).astype(np.float64)
     cols = np.ascontiguousarray(np.concatenate([ints, rng.normal(size=(n, 2))], axis=1))
-    thresholds = rng.integers(0, 2**32 + 1, n).astype(np.uint64)
+    one = _core.tilted_threshold_one
+    thresholds = rng.integers(0, one + 1, n).astype(np.uint64)
     wide = np.ascontiguousarray(np.concatenate([cols, rng.normal(size=(n, 9))], axis=1))
     split = _core.tilted_sample_sums(cols, thresholds, 600, 7, 1)
     np.testing.assert_array_equal(split, _core.tilted_sample_sums(wide, thresholds, 600, 7, 2)[:, :12])
-    every = _core.tilted_sample_sums(cols, np.full(n, 2**32, dtype=np.uint64), 2, 1, 1)  # every entry swaps
+    every = _core.tilted_sample_sums(cols, np.full(n, one, dtype=np.uint64), 2, 1, 1)  # every entry swaps
     assert every[0, :10].tolist() == ints.sum(axis=0).tolist()
+
+
+def test_the_sampler_swaps_each_entry_with_exactly_its_thresholds_probability():
+    # Entry n swaps with probability thresholds[n] / tilted_threshold_one, independently of the
+    # entries decided from the same random word; unit columns count each entry's swaps.
+    from pairperm import _core
+    one = _core.tilted_threshold_one
+    thresholds = np.array([0, 1, one // 3, one // 2, one - 1, one, 12345, one // 2, 777, one * 3 // 4, 5, one // 2, 4000],
+                          dtype=np.uint64)
+    n, k = len(thresholds), 400_000
+    swaps = _core.tilted_sample_sums(np.eye(n), thresholds, k, 11, 2)
+    assert set(np.unique(swaps)) <= {0.0, 1.0}
+    q = thresholds / one
+    assert swaps[:, 0].sum() == 0 and swaps[:, 5].sum() == k
+    z = (swaps.sum(axis=0) - k * q) / np.sqrt(np.maximum(k * q * (1 - q), 1e-300))
+    assert np.all(np.abs(z[q * (1 - q) > 0]) < 5), z
+    # Entries 2 and 3 share a random word (3 and 4, 7 and 11 do not): all swap independently.
+    for a, b in ((2, 3), (3, 4), (7, 11)):
+        both, p = (swaps[:, a] * swaps[:, b]).sum(), q[a] * q[b]
+        assert abs(both - k * p) < 5 * math.sqrt(k * p * (1 - p))
+    with pytest.raises(ValueError, match="at most"):
+        _core.tilted_sample_sums(np.eye(2), np.array([0, one + 1], dtype=np.uint64), 1, 0)

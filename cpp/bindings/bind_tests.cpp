@@ -60,6 +60,7 @@ void bind_tests(py::module_& m) {
             return out;
         },
         py::arg("stay"), py::arg("swap"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0);
+    m.attr("tilted_threshold_one") = tilted_threshold_one;
     m.def(
         "tilted_sample_sums",
         [](const py::array_t<double, py::array::c_style | py::array::forcecast>& cols,
@@ -70,9 +71,6 @@ void bind_tests(py::module_& m) {
             const auto n = static_cast<std::size_t>(cols.shape(0));
             const auto c = static_cast<std::size_t>(cols.shape(1));
             const std::uint64_t* t = thresholds.data();
-            for (std::size_t i = 0; i < n; ++i)
-                if (t[i] > (std::uint64_t{1} << 32))
-                    throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^32");
             py::array_t<double> out({static_cast<py::ssize_t>(n_resamples), static_cast<py::ssize_t>(c)});
             const double* a = cols.data();
             double* o = out.mutable_data();
@@ -80,7 +78,7 @@ void bind_tests(py::module_& m) {
             return out;
         },
         py::arg("cols"), py::arg("thresholds"), py::arg("n_resamples"), py::arg("seed"), py::arg("n_threads") = 0,
-        "(n_resamples, c) sums of the rows of cols, row n taken with probability thresholds[n] / 2^32.");
+        "(n_resamples, c) sums of the rows of cols, row n taken with probability thresholds[n] / tilted_threshold_one.");
 }
 
 }  // namespace pairperm::bindings

@@ -57,6 +57,31 @@ void run_block(const std::int64_t* stay, const std::int64_t* delta, std::size_t 
     }
 }
 
+// Tilted swaps are decided four entries per 64-bit draw: entry i swaps when its 16-bit uniform
+// is below its threshold, with probability threshold / 2^16 exactly. Sixteen bits suffice
+// because the weights use the same rounded probabilities (the estimate stays unbiased); finer
+// rounding would only sharpen the tilt, not the answer.
+constexpr std::size_t per_draw = 4;
+static_assert(tilted_threshold_one == std::uint64_t{1} << (64 / per_draw));
+
+inline bool swaps(std::uint64_t bits, std::size_t j, std::uint64_t threshold) {
+    return ((bits >> (16 * j)) & 0xFFFFU) < threshold;
+}
+
+// Calls take(i, swapped) for every entry i in order, one draw per per_draw entries.
+template <class Take>
+inline void for_each_swap(std::size_t n, const std::uint64_t* thresholds, detail::Xoshiro256& rng, Take&& take) {
+    std::size_t i = 0;
+    for (; i + per_draw <= n; i += per_draw) {
+        const std::uint64_t bits = rng();
+        for (std::size_t j = 0; j < per_draw; ++j) take(i + j, swaps(bits, j, thresholds[i + j]));
+    }
+    if (i < n) {
+        const std::uint64_t bits = rng();
+        for (std::size_t j = 0; i + j < n; ++j) take(i + j, swaps(bits, j, thresholds[i + j]));
+    }
+}
+
 // One tilted resample: sum_n B_n cols[n, :] over C columns (cols padded to stride C), in
 // registers for a compile-time C (the generic loop keeps them in memory, 1.6x slower at
 // c = 11). Every column adds its terms in entry order, as the generic loop does, so the sums
@@ -65,22 +90,12 @@ template <std::size_t C>
 PAIRPERM_CLONES void tilted_row(const double* cols, std::size_t n, const std::uint64_t* thresholds, detail::Xoshiro256& rng,
                 double* row, std::size_t c) {
     double acc[C] = {};
-    std::size_t i = 0;
-    // Two 32-bit uniforms per draw: entry i swaps when its uniform is below its threshold.
     // Branch-free (a 0/1 factor): swaps are coin flips, which a branch would mispredict.
-    for (; i + 2 <= n; i += 2) {
-        const std::uint64_t bits = rng();
-        const auto take0 = static_cast<double>((bits & 0xFFFFFFFFULL) < thresholds[i]);
-        const auto take1 = static_cast<double>((bits >> 32) < thresholds[i + 1]);
+    for_each_swap(n, thresholds, rng, [&](std::size_t i, bool swapped) {
+        const auto take = static_cast<double>(swapped);
         const double* col = cols + i * C;
-        for (std::size_t d = 0; d < C; ++d) acc[d] += take0 * col[d];
-        for (std::size_t d = 0; d < C; ++d) acc[d] += take1 * col[C + d];
-    }
-    if (i < n) {
-        const std::uint64_t bits = rng();
-        const auto take0 = static_cast<double>((bits & 0xFFFFFFFFULL) < thresholds[i]);
-        for (std::size_t d = 0; d < C; ++d) acc[d] += take0 * cols[i * C + d];
-    }
+        for (std::size_t d = 0; d < C; ++d) acc[d] += take * col[d];
+    });
     std::copy(acc, acc + c, row);
 }
 
@@ -114,22 +129,14 @@ PAIRPERM_CLONES void tilted_row_split(const SplitColumns& sc, std::size_t n, con
         acc = i16x16{};
         since = 0;
     };
-    auto add = [&](std::size_t i, bool take) {
+    for_each_swap(n, thresholds, rng, [&](std::size_t i, bool swapped) {
         i16x16 v;
         std::memcpy(&v, ints + i * lanes, sizeof v);
-        acc += v & static_cast<std::int16_t>(-static_cast<std::int16_t>(take));
-        const auto t = static_cast<double>(take);
+        acc += v & static_cast<std::int16_t>(-static_cast<std::int16_t>(swapped));
+        const auto t = static_cast<double>(swapped);
         for (std::size_t d = 0; d < R; ++d) racc[d] += t * reals[i * R + d];
-    };
-    std::size_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-        const std::uint64_t bits = rng();
-        add(i, (bits & 0xFFFFFFFFULL) < thresholds[i]);
-        add(i + 1, (bits >> 32) < thresholds[i + 1]);
-        since += 2;
-        if (since >= sc.period) empty();
-    }
-    if (i < n) add(i, (rng() & 0xFFFFFFFFULL) < thresholds[i]);
+        if (++since >= sc.period) empty();
+    });
     empty();
     for (std::size_t l = 0; l < sc.int_at.size(); ++l) row[sc.int_at[l]] = static_cast<double>(wide[l]);
     for (std::size_t d = 0; d < sc.real_at.size(); ++d) row[sc.real_at[d]] = racc[d];
@@ -163,25 +170,19 @@ bool split_columns(const double* cols, std::size_t n, std::size_t c, SplitColumn
             sc.ints[i * lanes + l] = static_cast<std::int16_t>(cols[i * c + sc.int_at[l]]);
         for (std::size_t d = 0; d < sc.real_at.size(); ++d) sc.reals[i * r + d] = cols[i * c + sc.real_at[d]];
     }
-    // |lane| <= period * top <= 32767 between emptyings; an even period keeps pairs together.
-    sc.period = std::max<std::size_t>(2, static_cast<std::size_t>(32767 / top) / 2 * 2);
+    // |lane| <= period * top <= 32767 between emptyings.
+    sc.period = std::max<std::size_t>(1, static_cast<std::size_t>(32767 / top));
     return true;
 }
 
 void tilted_row_any(const double* cols, std::size_t n, std::size_t c, const std::uint64_t* thresholds,
                     detail::Xoshiro256& rng, double* row) {
     std::fill(row, row + c, 0.0);
-    for (std::size_t i = 0; i < n; i += 2) {
-        const std::uint64_t bits = rng();
-        const double take0 = (bits & 0xFFFFFFFFULL) < thresholds[i] ? 1.0 : 0.0;
+    for_each_swap(n, thresholds, rng, [&](std::size_t i, bool swapped) {
+        const double take = swapped ? 1.0 : 0.0;
         const double* col = cols + i * c;
-        for (std::size_t d = 0; d < c; ++d) row[d] += take0 * col[d];
-        if (i + 1 < n) {
-            const double take1 = (bits >> 32) < thresholds[i + 1] ? 1.0 : 0.0;
-            col += c;
-            for (std::size_t d = 0; d < c; ++d) row[d] += take1 * col[d];
-        }
-    }
+        for (std::size_t d = 0; d < c; ++d) row[d] += take * col[d];
+    });
 }
 
 }  // namespace
@@ -205,6 +206,8 @@ void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const 
     const std::size_t n_blocks = (n_resamples + block - 1) / block;
     unsigned threads = detail::resolve_threads(n_threads);
     if (static_cast<double>(n) * static_cast<double>(n_resamples) < detail::min_parallel_work) threads = 1;
+    if (std::any_of(thresholds, thresholds + n, [](std::uint64_t t) { return t > tilted_threshold_one; }))
+        throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^16");
     SplitColumns split;
     if (split_columns(cols, n, c, split)) {
         const bool eight = split.reals.size() > 4 * n;

@@ -52,6 +52,7 @@ def band_pvalue(summary: EffectSummary, alternative: str, max_work: float) -> tu
 def sample_sums(
     stay: npt.ArrayLike, swap: npt.ArrayLike, n_resamples: int, seed: int, n_threads: int = 0
 ) -> npt.NDArray[np.int64]: ...
+tilted_threshold_one: int
 def tilted_sample_sums(
     cols: npt.ArrayLike, thresholds: npt.ArrayLike, n_resamples: int, seed: int, n_threads: int = 0,
 ) -> npt.NDArray[np.float64]: ...

@@ -48,10 +48,10 @@ _GRADIENT_STEP = 0.05
 # Newton steps aiming a tilt's mean at the curved boundary of its tail (a few suffice: BLEU's
 # boundary is nearly flat on the scale of the null spread).
 _AIM_STEPS = 4
-# Tilted probabilities are rounded to the sampler's grid (multiples of 2^-32, compared with
-# 32-bit uniforms) so that the probability a sample is drawn with is exactly the one its weight
-# uses; kept in [2^-32, 1 - 2^-32], where every weight is finite.
-_GRID = 2.0**32
+# Tilted probabilities are rounded to the sampler's grid (multiples of 2^-16, compared with
+# 16-bit uniforms, four per random word) so that the probability a sample is drawn with is
+# exactly the one its weight uses; kept in [2^-16, 1 - 2^-16], where every weight is finite.
+_GRID = float(_core.tilted_threshold_one)
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class SmoothPValue:
 class _Tilt:
     log_odds: np.ndarray  # log q_n - log(1 - q_n) of the rounded tilted probabilities
     log_norm: float  # sum_n log(2 (1 - q_n)): log p_j(B) - log p_0(B) = B . log_odds + log_norm
-    thresholds: np.ndarray  # q_n * 2^32, the sampler's integer thresholds
+    thresholds: np.ndarray  # q_n * 2^16, the sampler's integer thresholds
     log_chernoff: float  # log of the Chernoff bound of the linearised tail
 
 
