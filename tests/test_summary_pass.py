@@ -46,6 +46,16 @@ def cases():
     for n in (BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5):
         yield f"binary n={n}", rng.integers(0, 2, n), rng.integers(0, 2, n)
         yield f"below 8 n={n}", rng.integers(0, 8, n), np.zeros(n, np.int64)
+    # Bytes are tallied 32 at a time: lengths off that grid, every difference up to 255, and
+    # rare large differences at the ends of 32-byte chunks.
+    for n in (31, 33, 100):
+        yield f"below 4 n={n}", rng.integers(0, 4, n), rng.integers(0, 4, n)
+    n = 3 * BLOCK + 37
+    y = rng.integers(0, 1000, n)
+    yield "every difference to 255", y + rng.integers(-255, 256, n), y
+    rare = rng.integers(0, 3, n)
+    rare[[31, 32, 63, 1000, BLOCK - 1, BLOCK, n - 1]] = [8, 200, 9, 255, 17, 8, 100]
+    yield "rare large differences at chunk ends", rare, np.zeros(n, np.int64)
     n = 2 * BLOCK + 17
     y = rng.integers(0, 30, n)
     yield "geometric differences", y + rng.geometric(0.4, n) * rng.choice([-1, 1], n), y

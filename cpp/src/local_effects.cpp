@@ -165,50 +165,70 @@ EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b
     return s;
 }
 
-// Paired scores in one pass over memory, block by block: a loop the compiler vectorises
-// (sums of x and y, a magnitude bound, |x - y| narrowed to bytes) and a count of the bytes
-// while the block is still in cache. Applies while every |x|, |y| <= 2^29 and every
-// |x - y| < 256 (per-item scores and counts); false when a block falls outside that, and
-// the caller reads the input again the general way.
-// Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
-// (~1.4x per entry), and every x86-64 keeps the baseline build.
-// counts[v] += occurrences of byte v in d[0, m), for v = 1..K, in one pass: K byte-wide
-// tallies side by side (the compiler keeps each in a vector register), emptied before they
-// can wrap.
-template <std::size_t K>
-void count_small_bytes(const std::uint8_t* d, std::size_t m, std::int64_t* counts) {
-    constexpr std::size_t byte_run = 255;
-    for (std::size_t j0 = 0; j0 < m; j0 += byte_run) {
-        const std::size_t end = std::min(m, j0 + byte_run);
-        std::array<std::uint8_t, K> c{};
-        for (std::size_t j = j0; j < end; ++j) {
-            const std::uint8_t b = d[j];
-            for (std::size_t v = 0; v < K; ++v) c[v] = static_cast<std::uint8_t>(c[v] + (b == v + 1));
-        }
-        for (std::size_t v = 0; v < K; ++v) counts[v + 1] += c[v];
-    }
+// Bytes 32 at a time (two 16-byte halves on the x86-64 baseline), as GCC/clang vectors.
+using u8x32 = std::uint8_t __attribute__((vector_size(32)));
+using u64x4 = std::uint64_t __attribute__((vector_size(32)));
+constexpr std::size_t chunk = sizeof(u8x32);
+
+// The sum of the 32 bytes of v.
+inline std::int64_t byte_sum(const u8x32& v) {
+    auto w = reinterpret_cast<const u64x4&>(v);
+    w = (w & 0x00FF00FF00FF00FFULL) + ((w >> 8) & 0x00FF00FF00FF00FFULL);  // four 16-bit sums per word
+    w = (w * 0x0001000100010001ULL) >> 48;                                  // their total, <= 2040
+    return static_cast<std::int64_t>(w[0] + w[1] + w[2] + w[3]);
 }
 
-// counts[v] += occurrences of byte v >= 1 in d[0, m), given the OR of the bytes. Values below
-// 8 (nearly all, for per-item scores and counts) are tallied side by side; the rare larger
-// ones are found eight bytes at a time.
-PAIRPERM_CLONES
-void count_bytes(const std::uint8_t* d, std::size_t m, std::uint32_t seen, std::int64_t* counts) {
-    // As many tallies as the values present can need: binary scores only ever differ by 1.
-    if (seen == 1) count_small_bytes<1>(d, m, counts);
-    else if (seen != 0 && seen < 4) count_small_bytes<3>(d, m, counts);
-    else if (seen >= 4) count_small_bytes<7>(d, m, counts);
-    if (seen < 8) return;
+// counts[v] += occurrences of byte v in d[0, m), for v = 1..K, in one pass: K tallies of 32
+// byte-wide lanes (in vector registers), emptied before a lane can wrap. (This and the next
+// are cloned themselves: GCC does not inline them into count_bytes's clones.)
+template <std::size_t K>
+PAIRPERM_CLONES void count_small_bytes(const std::uint8_t* d, std::size_t m, std::int64_t* counts) {
+    constexpr std::size_t max_run = 255 * chunk;
     std::size_t j = 0;
-    for (; j + 8 <= m; j += 8) {
-        std::uint64_t word;
-        std::memcpy(&word, d + j, sizeof word);
-        if ((word & 0xF8F8F8F8F8F8F8F8ULL) == 0) continue;
-        for (std::size_t b = j; b < j + 8; ++b)
-            if (d[b] >= 8) ++counts[d[b]];
+    while (j + chunk <= m) {
+        const std::size_t end = j + std::min(max_run, (m - j) / chunk * chunk);
+        u8x32 tally[K] = {};
+        for (; j < end; j += chunk) {
+            u8x32 v;
+            std::memcpy(&v, d + j, sizeof v);
+            // A true comparison is all ones, -1 as a byte: subtracting it counts one.
+            for (std::size_t k = 0; k < K; ++k) tally[k] -= reinterpret_cast<u8x32>(v == static_cast<std::uint8_t>(k + 1));
+        }
+        for (std::size_t k = 0; k < K; ++k) counts[k + 1] += byte_sum(tally[k]);
+    }
+    for (; j < m; ++j)
+        if (d[j] != 0 && d[j] <= K) ++counts[d[j]];
+}
+
+// counts[v] += occurrences of byte v >= 8 in d[0, m): chunks without one are passed over with
+// a test, and in the others only those bytes are visited.
+PAIRPERM_CLONES void count_large_bytes(const std::uint8_t* d, std::size_t m, std::int64_t* counts) {
+    std::size_t j = 0;
+    for (; j + chunk <= m; j += chunk) {
+        u8x32 v;
+        std::memcpy(&v, d + j, sizeof v);
+        const auto large = reinterpret_cast<u64x4>(v & static_cast<std::uint8_t>(0xF8));
+        if ((large[0] | large[1] | large[2] | large[3]) == 0) continue;
+        for (std::size_t q = 0; q < 4; ++q)
+            for (std::uint64_t w = large[q]; w != 0;) {
+                const auto b = static_cast<unsigned>(__builtin_ctzll(w)) / 8;
+                ++counts[d[j + 8 * q + b]];
+                w &= ~(std::uint64_t{0xFF} << (8 * b));
+            }
     }
     for (; j < m; ++j)
         if (d[j] >= 8) ++counts[d[j]];
+}
+
+// counts[v] += occurrences of byte v >= 1 in d[0, m), given the OR of the bytes. Values below
+// 8 (nearly all, for per-item scores and counts) are tallied side by side, in as many tallies
+// as the values present can need (binary scores only ever differ by 1); the rare larger ones
+// are found where they are.
+void count_bytes(const std::uint8_t* d, std::size_t m, std::uint32_t seen, std::int64_t* counts) {
+    if (seen == 1) count_small_bytes<1>(d, m, counts);
+    else if (seen != 0 && seen < 4) count_small_bytes<3>(d, m, counts);
+    else if (seen >= 4) count_small_bytes<7>(d, m, counts);
+    if (seen >= 8) count_large_bytes(d, m, counts);
 }
 
 // The summary of paired scores from the tally of |x - y| < 256 and sum(x) - sum(y):
@@ -228,6 +248,13 @@ void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed,
     s.twice_mean = 0;
 }
 
+// Paired scores in one pass over memory, block by block: a loop the compiler vectorises
+// (sums of x and y, a magnitude bound, |x - y| narrowed to bytes) and a count of the bytes
+// while the block is still in cache. Applies while every |x|, |y| <= 2^29 and every
+// |x - y| < 256 (per-item scores and counts); false when a block falls outside that, and
+// the caller reads the input again the general way.
+// Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
+// (~1.4x per entry), and every x86-64 keeps the baseline build.
 PAIRPERM_CLONES
 bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s) {
     constexpr std::size_t block = 2048;
