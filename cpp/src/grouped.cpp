@@ -168,10 +168,13 @@ bool evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const
         // log_mag -inf above): the argument is atan(im / re), which costs 2/3 of atan2.
         phase += g.count * std::atan(im / re);
     }
-    if (!(log_mag + 0.5 * std::log(pr * pr + pi_ * pi_) > log_negligible)) return false;
+    // The whole magnitude against the threshold without a logarithm: mag > e^log_negligible,
+    // so its square does not underflow.
+    const double mag = std::exp(log_mag);
+    if (!(mag * mag * (pr * pr + pi_ * pi_) > negligible_sq)) return false;
     double c0, s0;
     roots.at((ji * phase_shift) % Mi, c0, s0);
-    const double mag = std::exp(log_mag), cp = std::cos(phase), sp = std::sin(phase);
+    const double cp = std::cos(phase), sp = std::sin(phase);
     const double fr = mag * (cp * c0 - sp * s0), fi = mag * (sp * c0 + cp * s0);
     re_out = fr * pr - fi * pi_;
     im_out = fr * pi_ + fi * pr;
