@@ -15,6 +15,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from . import _core
+from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
 from ._units import read_groups, unit_sums
 from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length, name_too_large
@@ -89,8 +90,6 @@ class LocalEffects:
     def shift_effect(self, per: str, n_items: int = 0) -> Any:
         """The inversion-interval record of the differences stay = x - y, which for paired
         scores is formed only if an interval is asked for."""
-        from ._difference import ShiftEffect
-
         if self._paired and "stay" not in self.__dict__:
             return ShiftEffect.of_scores(self._x, self._y, per, n_items)
         return ShiftEffect.of(self.stay, per, n_items)
