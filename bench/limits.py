@@ -50,6 +50,14 @@ def cases(quick: bool):
         yield f"f1_test N={n:.0e}", lambda xf=xf, yf=yf: pairperm.f1_test(xf, yf), (xf, yf)
     yield ("permutation_test Monte Carlo K=1e4 N=1e4 (per resample)",
            lambda: pairperm.permutation_test(x, y, method="monte_carlo", n_resamples=10_000, rng=0), (x, y), 10_000)
+    hyp = rng.integers(10, 40, 10_000)
+    total = np.stack([np.maximum(hyp - k, 0) for k in range(4)], axis=1)
+    bleu_a, bleu_b = (np.column_stack([hyp, hyp, rng.binomial(total, q * np.array([0.6, 0.45, 0.33, 0.24])), total])
+                      for q in (1.0, 0.95))
+    bleu = lambda: pairperm.compare(bleu_a, bleu_b, "bleu", n_resamples=10_000, rng=0)  # noqa: E731
+    # Rounds of 10^4 samples are drawn until the interval is narrow enough: time per sample drawn.
+    yield ("compare bleu importance sampling N=1e4 (per sample)", bleu, (bleu_a, bleu_b),
+           bleu().result.n_resamples)
     systems = {f"s{k}": np.ascontiguousarray(stanza_pos_like(10_000, seed=k)[0], dtype=np.int64) for k in range(20)}
     pairs = 20 * 19 // 2
     yield ("compare_systems 20 systems N=1e4 (per pair)", lambda: pairperm.compare_systems(systems, metric="sum"),

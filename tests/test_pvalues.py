@@ -289,3 +289,22 @@ def test_grouped_tail_with_large_groups_and_wide_steps_matches_exact_arithmetic(
         p, log_p = _core.grouped_pvalue(s, alt)
         assert rel_err(p, exact) <= 1e-10
         assert abs(log_p - log_fraction(exact)) <= 1e-10 * max(1.0, abs(log_fraction(exact)))
+
+
+@pytest.mark.parametrize("shift", [0, 120, 250, 400])
+def test_grouped_tail_with_groups_of_every_size_matches_exact_arithmetic(shift):
+    # Groups of a few entries to a few hundred: the small ones' factors are multiplied out by
+    # squaring, the larger ones' taken through log |z| and arg z (both sides of the switch,
+    # 64 and 65 entries, included); one-sided p from ~1e-2 to ~1e-14.
+    counts = [300, 150, 65, 64, 63, 40, 20, 9, 8, 5, 2, 1]
+    k = np.concatenate([np.full(c, step) for step, c in enumerate(counts, start=1)])
+    signs = np.where(np.random.default_rng(5).random(k.size) < 0.5, 1, -1)
+    signs[:shift] = 1
+    stay, swap = signs * k, -signs * k
+    s = _core.summarize(stay, swap)
+    assert sorted(c for _, c in s.groups) == sorted(counts)
+    for alt in ALTERNATIVES:
+        exact = exact_pvalue(stay, swap, alt)
+        p, log_p = _core.grouped_pvalue(s, alt)
+        assert rel_err(p, exact) <= 1e-10
+        assert abs(log_p - log_fraction(exact)) <= 1e-10 * max(1.0, abs(log_fraction(exact)))
