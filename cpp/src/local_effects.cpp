@@ -263,33 +263,33 @@ bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::
     if (n >= (std::size_t{1} << 30)) return false;
     std::vector<std::uint8_t> diff(block);
     std::vector<std::int64_t> counts(width, 0);
-    std::int64_t sum_x = 0, sum_y = 0;
+    constexpr std::uint64_t half_range = std::uint64_t{1} << 29;
+    std::int64_t observed = 0;  // sum(x) - sum(y), as the sum of the differences
     for (std::size_t start = 0; start < n; start += block) {
         const std::size_t m = std::min(block, n - start);
         const std::int64_t* xs = x + start;
         const std::int64_t* ys = y + start;
-        std::uint64_t spread = 0;  // bit i set: some value's bits i and i - 1 differ
-        std::uint32_t seen = 0;    // OR of the |x - y| of the block
-        std::int64_t bx = 0, by = 0;
+        std::uint64_t range = 0;  // OR of every v + 2^29 (mod 2^64): below 2^30 iff every v is in [-2^29, 2^29)
+        std::uint32_t seen = 0;   // OR of the |x - y| of the block
+        std::int64_t block_sum = 0;
         for (std::size_t j = 0; j < m; ++j) {
             const auto ux = static_cast<std::uint64_t>(xs[j]), uy = static_cast<std::uint64_t>(ys[j]);
-            bx += xs[j];
-            by += ys[j];
-            spread |= (ux ^ (ux << 1)) | (uy ^ (uy << 1));
-            // Wraps harmlessly when |x| or |y| is large: the block is then rejected by `spread`.
-            const auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(ux) - static_cast<std::uint32_t>(uy));
+            range |= (ux + half_range) | (uy + half_range);
+            // Wraps harmlessly when |x| or |y| is large: the block is then rejected by `range`.
+            const std::uint64_t ud = ux - uy;
+            block_sum += static_cast<std::int64_t>(ud);
+            const auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(ud));
             const std::int32_t sign = d >> 31;
             const auto a = static_cast<std::uint32_t>((d ^ sign) - sign);
             seen |= a;
             diff[j] = static_cast<std::uint8_t>(a);
         }
-        // spread < 2^30: every value lies in [-2^29, 2^29), so |x - y| < 2^30 was formed exactly.
-        if ((spread >> 30) != 0 || seen >= width) return false;
-        sum_x += bx;
-        sum_y += by;
+        // Every value in [-2^29, 2^29): each x - y was formed exactly, |x - y| < 2^30.
+        if ((range >> 30) != 0 || seen >= width) return false;
+        observed += block_sum;
         count_bytes(diff.data(), m, seen, counts.data());
     }
-    summary_from_byte_counts(counts.data(), sum_x - sum_y, s);
+    summary_from_byte_counts(counts.data(), observed, s);
     return true;
 }
 
