@@ -133,6 +133,18 @@ def test_log_pvalue_past_float64_underflow():
     assert not r.result.pvalue_is_bound
 
 
+def test_a_corner_of_probability_two_to_the_minus_n_is_still_hit():
+    # Every one of N = 2e5 entries must swap: the tilt wants q within 2^-17 of 1, where the
+    # sampler's 2^-16 grid would cap it and hit the corner in (1 - 2^-16)^N ~ 5% of samples;
+    # the finer grid there keeps most samples in it.
+    n = 200_000
+    r = pairperm.monte_carlo_test(np.ones(n, np.int64), -np.ones(n, np.int64), lambda s: s**3, alternative="greater",
+                                  method="importance_sampling", n_resamples=1000, rng=0)
+    lo, hi = r.log_pvalue_ci
+    assert lo <= -n * math.log(2.0) <= hi and hi - lo < 0.2
+    assert r.hits >= r.n_resamples // 2 and not r.pvalue_is_bound
+
+
 def test_agrees_with_plain_monte_carlo_where_that_resolves_p():
     rng = np.random.default_rng(11)
     x, y = bleu_stats(rng, 300, 0.52), bleu_stats(rng, 300, 0.5)
@@ -295,8 +307,8 @@ def test_the_sampler_swaps_each_entry_with_exactly_its_thresholds_probability():
     # entries decided from the same random word; unit columns count each entry's swaps.
     from pairperm import _core
     one = _core.tilted_threshold_one
-    thresholds = np.array([0, 1, one // 3, one // 2, one - 1, one, 12345, one // 2, 777, one * 3 // 4, 5, one // 2, 4000],
-                          dtype=np.uint64)
+    thresholds = np.array([0, 1, one // 3, one // 2, one - 1, one, 0x303910E1, one // 2, 0x03098000, one * 3 // 4,
+                           0x00059C40, one // 2, 4000 << 16], dtype=np.uint64)
     n, k = len(thresholds), 400_000
     swaps = _core.tilted_sample_sums(np.eye(n), thresholds, k, 11, 2)
     assert set(np.unique(swaps)) <= {0.0, 1.0}
@@ -310,3 +322,17 @@ def test_the_sampler_swaps_each_entry_with_exactly_its_thresholds_probability():
         assert abs(both - k * p) < 5 * math.sqrt(k * p * (1 - p))
     with pytest.raises(ValueError, match="at most"):
         _core.tilted_sample_sums(np.eye(2), np.array([0, one + 1], dtype=np.uint64), 1, 0)
+
+
+@pytest.mark.parametrize("lead,low", [(0, 1 << 14), (3, 1 << 15), (3, 0), (0, 0xFFFF)])
+def test_the_samplers_last_16_bits_count_where_the_first_16_tie(lead, low):
+    # A threshold's leading 16 bits settle most swaps; the other 16 only when a uniform's
+    # leading 16 bits equal them (probability 2^-16), so they are seen over ~10^8 draws: all
+    # 2000 entries with threshold lead * 2^16 + low, 40,000 resamples of their swap count.
+    from pairperm import _core
+    n, k = 2000, 40_000
+    t = (lead << 16) + low
+    total = _core.tilted_sample_sums(np.ones((n, 1)), np.full(n, t, dtype=np.uint64), k, 3, 2).sum()
+    p = t / _core.tilted_threshold_one
+    mean, sd = n * k * p, math.sqrt(n * k * p * (1 - p))
+    assert abs(total - mean) < 5 * sd, (total, mean, sd)

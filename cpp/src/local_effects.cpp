@@ -169,10 +169,11 @@ EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b
 using u8x32 = std::uint8_t __attribute__((vector_size(32)));
 using u64x4 = std::uint64_t __attribute__((vector_size(32)));
 constexpr std::size_t chunk = sizeof(u8x32);
+constexpr bool little_endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
 // The sum of the 32 bytes of v.
 inline std::int64_t byte_sum(const u8x32& v) {
-    auto w = reinterpret_cast<const u64x4&>(v);
+    auto w = reinterpret_cast<u64x4>(v);
     w = (w & 0x00FF00FF00FF00FFULL) + ((w >> 8) & 0x00FF00FF00FF00FFULL);  // four 16-bit sums per word
     w = (w * 0x0001000100010001ULL) >> 48;                                  // their total, <= 2040
     return static_cast<std::int64_t>(w[0] + w[1] + w[2] + w[3]);
@@ -211,9 +212,12 @@ PAIRPERM_CLONES void count_large_bytes(const std::uint8_t* d, std::size_t m, std
         if ((large[0] | large[1] | large[2] | large[3]) == 0) continue;
         for (std::size_t q = 0; q < 4; ++q)
             for (std::uint64_t w = large[q]; w != 0;) {
-                const auto b = static_cast<unsigned>(__builtin_ctzll(w)) / 8;
+                // The byte's place in memory from its place in the word (which end is first
+                // depends on the byte order).
+                const auto bit = static_cast<unsigned>(__builtin_ctzll(w)) / 8 * 8;
+                const unsigned b = little_endian ? bit / 8 : 7 - bit / 8;
                 ++counts[d[j + 8 * q + b]];
-                w &= ~(std::uint64_t{0xFF} << (8 * b));
+                w &= ~(std::uint64_t{0xFF} << bit);
             }
     }
     for (; j < m; ++j)
@@ -249,10 +253,10 @@ void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed,
 }
 
 // Paired scores in one pass over memory, block by block: a loop the compiler vectorises
-// (sums of x and y, a magnitude bound, |x - y| narrowed to bytes) and a count of the bytes
-// while the block is still in cache. Applies while every |x|, |y| <= 2^29 and every
-// |x - y| < 256 (per-item scores and counts); false when a block falls outside that, and
-// the caller reads the input again the general way.
+// (the sum of x - y, a range check, |x - y| narrowed to bytes) and a count of the bytes
+// while the block is still in cache. Applies while every x and y lies in [-2^29, 2^29) and
+// every |x - y| < 256 (per-item scores and counts); false when a block falls outside that,
+// and the caller reads the input again the general way.
 // Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
 // (~1.4x per entry), and every x86-64 keeps the baseline build.
 PAIRPERM_CLONES
@@ -271,13 +275,13 @@ bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::
         const std::int64_t* ys = y + start;
         std::uint64_t range = 0;  // OR of every v + 2^29 (mod 2^64): below 2^30 iff every v is in [-2^29, 2^29)
         std::uint32_t seen = 0;   // OR of the |x - y| of the block
-        std::int64_t block_sum = 0;
+        std::uint64_t block_sum = 0;  // mod 2^64: exact once the block is accepted
         for (std::size_t j = 0; j < m; ++j) {
             const auto ux = static_cast<std::uint64_t>(xs[j]), uy = static_cast<std::uint64_t>(ys[j]);
             range |= (ux + half_range) | (uy + half_range);
             // Wraps harmlessly when |x| or |y| is large: the block is then rejected by `range`.
             const std::uint64_t ud = ux - uy;
-            block_sum += static_cast<std::int64_t>(ud);
+            block_sum += ud;
             const auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(ud));
             const std::int32_t sign = d >> 31;
             const auto a = static_cast<std::uint32_t>((d ^ sign) - sign);
@@ -286,7 +290,7 @@ bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::
         }
         // Every value in [-2^29, 2^29): each x - y was formed exactly, |x - y| < 2^30.
         if ((range >> 30) != 0 || seen >= width) return false;
-        observed += block_sum;
+        observed += static_cast<std::int64_t>(block_sum);
         count_bytes(diff.data(), m, seen, counts.data());
     }
     summary_from_byte_counts(counts.data(), observed, s);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "clones.hpp"
@@ -57,28 +58,56 @@ void run_block(const std::int64_t* stay, const std::int64_t* delta, std::size_t 
     }
 }
 
-// Tilted swaps are decided four entries per 64-bit draw: entry i swaps when its 16-bit uniform
-// is below its threshold, with probability threshold / 2^16 exactly. Sixteen bits suffice
-// because the weights use the same rounded probabilities (the estimate stays unbiased); finer
-// rounding would only sharpen the tilt, not the answer.
+// Tilted swaps are decided four entries per 64-bit draw: entry i swaps when a 32-bit uniform
+// is below its threshold (in units of 2^-32), a comparison that its leading 16 bits settle
+// unless they equal the threshold's (probability 2^-16); only then are 16 more drawn. Each
+// entry thus swaps with probability threshold / 2^32 exactly, the probability its weight
+// uses, for 16 random bits on average. Thresholds on the 2^-16 grid (the caller's choice
+// wherever that grid is fine enough) are settled by the leading bits alone, and a resample
+// of such thresholds only (`fine` false) skips the test for ties.
 constexpr std::size_t per_draw = 4;
-static_assert(tilted_threshold_one == std::uint64_t{1} << (64 / per_draw));
+static_assert(tilted_threshold_one == std::uint64_t{1} << 32);
 
-inline bool swaps(std::uint64_t bits, std::size_t j, std::uint64_t threshold) {
-    return ((bits >> (16 * j)) & 0xFFFFU) < threshold;
+// The swaps of the m <= per_draw entries at `thresholds` from one draw; ties take their
+// extra bits after it, in entry order.
+inline void draw_fine_swaps(const std::uint64_t* thresholds, std::size_t m, detail::Xoshiro256& rng, bool* swapped) {
+    const std::uint64_t bits = rng();
+    bool tie = false;
+    for (std::size_t j = 0; j < m; ++j) {
+        const std::uint64_t lead = (bits >> (16 * j)) & 0xFFFFU, threshold_lead = thresholds[j] >> 16;
+        swapped[j] = lead < threshold_lead;
+        tie |= lead == threshold_lead;
+    }
+    if (!tie) return;
+    for (std::size_t j = 0; j < m; ++j)
+        if (((bits >> (16 * j)) & 0xFFFFU) == thresholds[j] >> 16) swapped[j] = (rng() & 0xFFFFU) < (thresholds[j] & 0xFFFFU);
 }
 
-// Calls take(i, swapped) for every entry i in order, one draw per per_draw entries.
-template <class Take>
+// Calls take(i, swapped) for every entry i in order. Whole draws are unrolled and the last
+// partial one done alone; without fine thresholds the swaps go straight from the word to
+// take (through an array, the compiler no longer keeps the kernels' sums in registers).
+template <bool fine, class Take>
 inline void for_each_swap(std::size_t n, const std::uint64_t* thresholds, detail::Xoshiro256& rng, Take&& take) {
     std::size_t i = 0;
-    for (; i + per_draw <= n; i += per_draw) {
-        const std::uint64_t bits = rng();
-        for (std::size_t j = 0; j < per_draw; ++j) take(i + j, swaps(bits, j, thresholds[i + j]));
-    }
-    if (i < n) {
-        const std::uint64_t bits = rng();
-        for (std::size_t j = 0; i + j < n; ++j) take(i + j, swaps(bits, j, thresholds[i + j]));
+    if constexpr (fine) {
+        bool swapped[per_draw];
+        for (; i + per_draw <= n; i += per_draw) {
+            draw_fine_swaps(thresholds + i, per_draw, rng, swapped);
+            for (std::size_t j = 0; j < per_draw; ++j) take(i + j, swapped[j]);
+        }
+        if (i < n) {
+            draw_fine_swaps(thresholds + i, n - i, rng, swapped);
+            for (std::size_t j = 0; i + j < n; ++j) take(i + j, swapped[j]);
+        }
+    } else {
+        for (; i + per_draw <= n; i += per_draw) {
+            const std::uint64_t bits = rng();
+            for (std::size_t j = 0; j < per_draw; ++j) take(i + j, ((bits >> (16 * j)) & 0xFFFFU) < thresholds[i + j] >> 16);
+        }
+        if (i < n) {
+            const std::uint64_t bits = rng();
+            for (std::size_t j = 0; i + j < n; ++j) take(i + j, ((bits >> (16 * j)) & 0xFFFFU) < thresholds[i + j] >> 16);
+        }
     }
 }
 
@@ -86,12 +115,12 @@ inline void for_each_swap(std::size_t n, const std::uint64_t* thresholds, detail
 // registers for a compile-time C (the generic loop keeps them in memory, 1.6x slower at
 // c = 11). Every column adds its terms in entry order, as the generic loop does, so the sums
 // are the same bit for bit whatever C the columns are padded to.
-template <std::size_t C>
+template <std::size_t C, bool fine>
 PAIRPERM_CLONES void tilted_row(const double* cols, std::size_t n, const std::uint64_t* thresholds, detail::Xoshiro256& rng,
                 double* row, std::size_t c) {
     double acc[C] = {};
     // Branch-free (a 0/1 factor): swaps are coin flips, which a branch would mispredict.
-    for_each_swap(n, thresholds, rng, [&](std::size_t i, bool swapped) {
+    for_each_swap<fine>(n, thresholds, rng, [&](std::size_t i, bool swapped) {
         const auto take = static_cast<double>(swapped);
         const double* col = cols + i * C;
         for (std::size_t d = 0; d < C; ++d) acc[d] += take * col[d];
@@ -115,7 +144,7 @@ struct SplitColumns {
     std::size_t period = 0;          // entries between emptyings of the 16-bit lanes
 };
 
-template <std::size_t R>
+template <std::size_t R, bool fine>
 PAIRPERM_CLONES void tilted_row_split(const SplitColumns& sc, std::size_t n, const std::uint64_t* thresholds,
                                       detail::Xoshiro256& rng, double* row) {
     i16x16 acc = {};
@@ -129,7 +158,7 @@ PAIRPERM_CLONES void tilted_row_split(const SplitColumns& sc, std::size_t n, con
         acc = i16x16{};
         since = 0;
     };
-    for_each_swap(n, thresholds, rng, [&](std::size_t i, bool swapped) {
+    for_each_swap<fine>(n, thresholds, rng, [&](std::size_t i, bool swapped) {
         i16x16 v;
         std::memcpy(&v, ints + i * lanes, sizeof v);
         acc += v & static_cast<std::int16_t>(-static_cast<std::int16_t>(swapped));
@@ -175,10 +204,11 @@ bool split_columns(const double* cols, std::size_t n, std::size_t c, SplitColumn
     return true;
 }
 
+template <bool fine>
 void tilted_row_any(const double* cols, std::size_t n, std::size_t c, const std::uint64_t* thresholds,
                     detail::Xoshiro256& rng, double* row) {
     std::fill(row, row + c, 0.0);
-    for_each_swap(n, thresholds, rng, [&](std::size_t i, bool swapped) {
+    for_each_swap<fine>(n, thresholds, rng, [&](std::size_t i, bool swapped) {
         const double take = swapped ? 1.0 : 0.0;
         const double* col = cols + i * c;
         for (std::size_t d = 0; d < c; ++d) row[d] += take * col[d];
@@ -207,45 +237,52 @@ void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const 
     unsigned threads = detail::resolve_threads(n_threads);
     if (static_cast<double>(n) * static_cast<double>(n_resamples) < detail::min_parallel_work) threads = 1;
     if (std::any_of(thresholds, thresholds + n, [](std::uint64_t t) { return t > tilted_threshold_one; }))
-        throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^16");
-    SplitColumns split;
-    if (split_columns(cols, n, c, split)) {
-        const bool eight = split.reals.size() > 4 * n;
+        throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^32");
+    // Thresholds off the 2^-16 grid need the kernels that settle ties.
+    const bool fine = std::any_of(thresholds, thresholds + n, [](std::uint64_t t) { return (t & 0xFFFFU) != 0; });
+    const auto with_grid = [&](auto fine_tag) {
+        constexpr bool f = decltype(fine_tag)::value;
+        SplitColumns split;
+        if (split_columns(cols, n, c, split)) {
+            const bool eight = split.reals.size() > 4 * n;
+            detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
+                detail::Xoshiro256 rng = detail::block_stream(seed, b);
+                const std::size_t last = std::min(n_resamples, (b + 1) * block);
+                for (std::size_t r = b * block; r < last; ++r) {
+                    progress.add(n * c);
+                    if (eight) tilted_row_split<8, f>(split, n, thresholds, rng, out + r * c);
+                    else tilted_row_split<4, f>(split, n, thresholds, rng, out + r * c);
+                }
+            });
+            return;
+        }
+        // Up to 16 columns are padded with zeros to a multiple of 4 and summed in registers.
+        const std::size_t padded = c <= 16 ? (c + 3) / 4 * 4 : c;
+        std::vector<double> wide;
+        const double* src = cols;
+        if (padded != c) {
+            wide.assign(n * padded, 0.0);
+            for (std::size_t i = 0; i < n; ++i) std::copy(cols + i * c, cols + (i + 1) * c, wide.begin() + static_cast<std::ptrdiff_t>(i * padded));
+            src = wide.data();
+        }
         detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
             detail::Xoshiro256 rng = detail::block_stream(seed, b);
             const std::size_t last = std::min(n_resamples, (b + 1) * block);
             for (std::size_t r = b * block; r < last; ++r) {
                 progress.add(n * c);
-                if (eight) tilted_row_split<8>(split, n, thresholds, rng, out + r * c);
-                else tilted_row_split<4>(split, n, thresholds, rng, out + r * c);
+                double* row = out + r * c;
+                switch (padded) {
+                    case 4: tilted_row<4, f>(src, n, thresholds, rng, row, c); break;
+                    case 8: tilted_row<8, f>(src, n, thresholds, rng, row, c); break;
+                    case 12: tilted_row<12, f>(src, n, thresholds, rng, row, c); break;
+                    case 16: tilted_row<16, f>(src, n, thresholds, rng, row, c); break;
+                    default: tilted_row_any<f>(src, n, c, thresholds, rng, row);
+                }
             }
         });
-        return;
-    }
-    // Up to 16 columns are padded with zeros to a multiple of 4 and summed in registers.
-    const std::size_t padded = c <= 16 ? (c + 3) / 4 * 4 : c;
-    std::vector<double> wide;
-    const double* src = cols;
-    if (padded != c) {
-        wide.assign(n * padded, 0.0);
-        for (std::size_t i = 0; i < n; ++i) std::copy(cols + i * c, cols + (i + 1) * c, wide.begin() + static_cast<std::ptrdiff_t>(i * padded));
-        src = wide.data();
-    }
-    detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
-        detail::Xoshiro256 rng = detail::block_stream(seed, b);
-        const std::size_t last = std::min(n_resamples, (b + 1) * block);
-        for (std::size_t r = b * block; r < last; ++r) {
-            progress.add(n * c);
-            double* row = out + r * c;
-            switch (padded) {
-                case 4: tilted_row<4>(src, n, thresholds, rng, row, c); break;
-                case 8: tilted_row<8>(src, n, thresholds, rng, row, c); break;
-                case 12: tilted_row<12>(src, n, thresholds, rng, row, c); break;
-                case 16: tilted_row<16>(src, n, thresholds, rng, row, c); break;
-                default: tilted_row_any(src, n, c, thresholds, rng, row);
-            }
-        }
-    });
+    };
+    if (fine) with_grid(std::true_type{});
+    else with_grid(std::false_type{});
 }
 
 }  // namespace pairperm

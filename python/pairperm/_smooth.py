@@ -48,10 +48,12 @@ _GRADIENT_STEP = 0.05
 # Newton steps aiming a tilt's mean at the curved boundary of its tail (a few suffice: BLEU's
 # boundary is nearly flat on the scale of the null spread).
 _AIM_STEPS = 4
-# Tilted probabilities are rounded to the sampler's grid (multiples of 2^-16, compared with
-# 16-bit uniforms, four per random word) so that the probability a sample is drawn with is
-# exactly the one its weight uses; kept in [2^-16, 1 - 2^-16], where every weight is finite.
+# Tilted probabilities are rounded to the sampler's grid so that the probability a sample is
+# drawn with is exactly the one its weight uses: to multiples of 2^-16, which the sampler
+# settles from 16 random bits, and only where that grid would cap the tilt (q within 2^-17
+# of 0 or 1) to multiples of 2^-32, kept in [2^-32, 1 - 2^-32] where every weight is finite.
 _GRID = float(_core.tilted_threshold_one)
+_COARSE_GRID = 2.0**16
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class SmoothPValue:
 class _Tilt:
     log_odds: np.ndarray  # log q_n - log(1 - q_n) of the rounded tilted probabilities
     log_norm: float  # sum_n log(2 (1 - q_n)): log p_j(B) - log p_0(B) = B . log_odds + log_norm
-    thresholds: np.ndarray  # q_n * 2^16, the sampler's integer thresholds
+    thresholds: np.ndarray  # q_n * 2^32, the sampler's integer thresholds
     log_chernoff: float  # log of the Chernoff bound of the linearised tail
 
 
@@ -117,7 +119,10 @@ def _tilt(k: np.ndarray, t: float, greater: bool) -> _Tilt:
     null_mean = 0.5 * float(k.sum())
     inside = null_mean >= t if greater else null_mean <= t
     theta = 0.0 if inside else _solve_theta(k, t)
-    thresholds = np.clip(np.rint(_logistic(theta * k) * _GRID), 1.0, _GRID - 1.0)
+    p = _logistic(theta * k)
+    coarse = np.rint(p * _COARSE_GRID)
+    thresholds = np.where((coarse >= 1.0) & (coarse <= _COARSE_GRID - 1.0), coarse * (_GRID / _COARSE_GRID),
+                          np.clip(np.rint(p * _GRID), 1.0, _GRID - 1.0))
     q = thresholds / _GRID
     log_q, log_1mq = np.log(q), np.log1p(-q)
     cgf = float(np.logaddexp(0.0, theta * k).sum()) - len(k) * math.log(2.0)

@@ -15,12 +15,11 @@ void sample_sums(const std::int64_t* stay, const std::int64_t* swap, std::size_t
                  std::size_t m, std::size_t n_resamples, std::uint64_t seed,
                  std::int64_t* out, unsigned n_threads = 0);
 
-// The tilted sampler's probability one: thresholds are swap probabilities in units of 2^-16,
-// each compared with a 16-bit uniform (four per 64-bit draw).
-constexpr std::uint64_t tilted_threshold_one = std::uint64_t{1} << 16;
+// The tilted sampler's probability one: thresholds are swap probabilities in units of 2^-32.
+constexpr std::uint64_t tilted_threshold_one = std::uint64_t{1} << 32;
 
 // Draw n_resamples weighted sums sum_n B_n cols[n, :] (cols row-major N x c) with independent
-// B_n, P[B_n = 1] = thresholds[n] / 2^16 exactly (thresholds in [0, 2^16]): the swaps of a
+// B_n, P[B_n = 1] = thresholds[n] / 2^32 exactly (thresholds in [0, 2^32]): the swaps of a
 // tilted law, where an entry's probability need not be 1/2. Output row-major n_resamples x c.
 // Like sample_sums, the result depends only on `seed`, not on the number of threads.
 void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const std::uint64_t* thresholds,
