@@ -81,7 +81,7 @@ def main() -> None:
     if args.markdown:
         print("| path | time | one pass | multiple |\n|---|---:|---:|---:|")
         for name, t, p in rows:
-            print(f"| {name.strip()} | {t * 1e3:.3f} ms | {p * 1e3:.3f} ms | {t / p:.1f}x |")
+            print(f"| {name.strip()} | {t * 1e3:.3g} ms | {p * 1e3:.3g} ms | {t / p:.1f}x |")
         return
     print(f"{'path':58s} {'time':>11s} {'one pass':>11s} {'multiple':>9s}")
     for name, t, p in rows:
