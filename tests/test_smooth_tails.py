@@ -284,8 +284,9 @@ def test_no_sample_in_the_region_reports_a_flagged_bound_never_zero():
     assert r.log_pvalue_ci[0] <= -201 * math.log(2) <= r.log_pvalue_ci[1]
 
 
+@pytest.mark.parametrize("grid", [False, True])
 @pytest.mark.parametrize("n", [1, 2, 7, 4001])
-def test_the_samplers_integer_lanes_sum_as_the_all_double_kernel(n):
+def test_the_samplers_integer_lanes_sum_as_the_all_double_kernel(n, grid):
     # Columns of small integers are summed in 16-bit lanes (emptied before they overflow),
     # the rest in doubles; more than eight real columns take the all-double kernel. With the
     # same seed both see the same swaps, and the sums agree bit for bit.
@@ -295,6 +296,8 @@ def test_the_samplers_integer_lanes_sum_as_the_all_double_kernel(n):
     cols = np.ascontiguousarray(np.concatenate([ints, rng.normal(size=(n, 2))], axis=1))
     one = _core.tilted_threshold_one
     thresholds = rng.integers(0, one + 1, n).astype(np.uint64)
+    if grid:  # all on the 2^-16 grid: the kernels that never test for ties
+        thresholds &= ~np.uint64(0xFFFF)
     wide = np.ascontiguousarray(np.concatenate([cols, rng.normal(size=(n, 9))], axis=1))
     split = _core.tilted_sample_sums(cols, thresholds, 600, 7, 1)
     np.testing.assert_array_equal(split, _core.tilted_sample_sums(wide, thresholds, 600, 7, 2)[:, :12])
