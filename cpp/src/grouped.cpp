@@ -108,10 +108,26 @@ void for_each_candidate(const FrequencyFilter& filter, std::size_t M, Visit&& vi
 }
 
 
+// (wr, wi) = (br + i bi)^e for e >= 1, by squaring.
+void complex_power(double br, double bi, unsigned e, double& wr, double& wi) {
+    wr = 1.0, wi = 0.0;
+    for (;;) {
+        if (e & 1U) {
+            const double t = wr * br - wi * bi;
+            wi = wr * bi + wi * br;
+            wr = t;
+        }
+        if ((e >>= 1) == 0) return;
+        const double t = br * br - bi * bi;
+        bi = 2.0 * br * bi;
+        br = t;
+    }
+}
+
 // Phase 4. The tilted characteristic function at frequency 2 pi j / M, times the phase
-// that moves the window start to index 0, into (re_out, im_out); false when negligible. Each residual factor (1 - r) + r e^{sign i y}, y = 2 pi j k' / M,
-// needs only cos y and sin y (a table look-up): |.|^2 = 1 - 4 r (1 - r) sin^2(y / 2), so a
-// log1p and an arctangent per group remain.
+// that moves the window start to index 0, into (re_out, im_out); false when negligible.
+// Each residual factor (1 - r) + r e^{sign i y}, y = 2 pi j k' / M, needs only cos y and
+// sin y (a table look-up): |.|^2 = 1 - 4 r (1 - r) sin^2(y / 2).
 bool evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const UnitRoots& roots,
                         std::int64_t phase_shift, std::vector<double>& scratch, double& re_out, double& im_out) {
     const std::int64_t Mi = roots.modulus();
@@ -147,18 +163,8 @@ bool evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const
         const double re = 1.0 - 2.0 * g.r * s2;
         const double im = g.sign * g.r * sy;
         if (g.count <= few_entries) {
-            double wr = 1.0, wi = 0.0, br = re, bi = im;
-            for (auto e = static_cast<unsigned>(g.count);;) {
-                if (e & 1U) {
-                    const double t = wr * br - wi * bi;
-                    wi = wr * bi + wi * br;
-                    wr = t;
-                }
-                if ((e >>= 1) == 0) break;
-                const double t = br * br - bi * bi;
-                bi = 2.0 * br * bi;
-                br = t;
-            }
+            double wr, wi;
+            complex_power(re, im, static_cast<unsigned>(g.count), wr, wi);
             const double t = pr * wr - pi_ * wi;
             pi_ = pr * wi + pi_ * wr;
             pr = t;

@@ -165,6 +165,11 @@ EffectSummary dispatch(std::size_t n, std::int64_t bound_a, std::int64_t bound_b
     return s;
 }
 
+// The paired byte routes read scores in blocks of this many entries, their |x - y| (below
+// byte_values) narrowed to bytes and counted while the block is still in cache.
+constexpr std::size_t byte_block = 2048;
+constexpr std::size_t byte_values = 256;
+
 // Bytes 32 at a time (two 16-byte halves on the x86-64 baseline), as GCC/clang vectors.
 using u8x32 = std::uint8_t __attribute__((vector_size(32)));
 using u64x4 = std::uint64_t __attribute__((vector_size(32)));
@@ -240,7 +245,7 @@ void count_bytes(const std::uint8_t* d, std::size_t m, std::uint32_t seen, std::
 void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed, EffectSummary& s) {
     std::int64_t abs_sum = 0;
     s.groups.clear();
-    for (std::size_t a = 1; a < 256; ++a) {
+    for (std::size_t a = 1; a < byte_values; ++a) {
         const std::int64_t c = counts[a];
         if (c == 0) continue;
         abs_sum += static_cast<std::int64_t>(a) * c;
@@ -261,16 +266,14 @@ void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed,
 // (~1.4x per entry), and every x86-64 keeps the baseline build.
 PAIRPERM_CLONES
 bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s) {
-    constexpr std::size_t block = 2048;
-    constexpr std::size_t width = 256;
     // 2^30 * n stays below max_abs_sum, so no int64 sum below can wrap.
     if (n >= (std::size_t{1} << 30)) return false;
-    std::vector<std::uint8_t> diff(block);
-    std::vector<std::int64_t> counts(width, 0);
+    std::array<std::uint8_t, byte_block> diff;
+    std::vector<std::int64_t> counts(byte_values, 0);
     constexpr std::uint64_t half_range = std::uint64_t{1} << 29;
     std::int64_t observed = 0;  // sum(x) - sum(y), as the sum of the differences
-    for (std::size_t start = 0; start < n; start += block) {
-        const std::size_t m = std::min(block, n - start);
+    for (std::size_t start = 0; start < n; start += byte_block) {
+        const std::size_t m = std::min(byte_block, n - start);
         const std::int64_t* xs = x + start;
         const std::int64_t* ys = y + start;
         std::uint64_t range = 0;  // OR of every v + 2^29 (mod 2^64): below 2^30 iff every v is in [-2^29, 2^29)
@@ -289,7 +292,7 @@ bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::
             diff[j] = static_cast<std::uint8_t>(a);
         }
         // Every value in [-2^29, 2^29): each x - y was formed exactly, |x - y| < 2^30.
-        if ((range >> 30) != 0 || seen >= width) return false;
+        if ((range >> 30) != 0 || seen >= byte_values) return false;
         observed += static_cast<std::int64_t>(block_sum);
         count_bytes(diff.data(), m, seen, counts.data());
     }
@@ -316,11 +319,10 @@ EffectSummary summarize(const std::int64_t* stay, const std::int64_t* swap, std:
 PAIRPERM_CLONES
 EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y, std::size_t n, std::int64_t sum_x,
                                      std::int64_t sum_y) {
-    constexpr std::size_t block = 2048;
-    std::array<std::uint8_t, block> diff;
-    std::vector<std::int64_t> counts(256, 0);
-    for (std::size_t start = 0; start < n; start += block) {
-        const std::size_t m = std::min(block, n - start);
+    std::array<std::uint8_t, byte_block> diff;
+    std::vector<std::int64_t> counts(byte_values, 0);
+    for (std::size_t start = 0; start < n; start += byte_block) {
+        const std::size_t m = std::min(byte_block, n - start);
         std::uint32_t seen = 0;
         for (std::size_t j = 0; j < m; ++j) {
             const int d = static_cast<int>(x[start + j]) - static_cast<int>(y[start + j]);

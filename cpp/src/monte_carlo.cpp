@@ -237,10 +237,12 @@ void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const 
     const std::size_t n_blocks = (n_resamples + block - 1) / block;
     unsigned threads = detail::resolve_threads(n_threads);
     if (static_cast<double>(n) * static_cast<double>(n_resamples) < detail::min_parallel_work) threads = 1;
-    if (std::any_of(thresholds, thresholds + n, [](std::uint64_t t) { return t > tilted_threshold_one; }))
-        throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^32");
-    // Thresholds off the 2^-16 grid need the kernels that settle ties.
-    const bool fine = std::any_of(thresholds, thresholds + n, [](std::uint64_t t) { return (t & 0xFFFFU) != 0; });
+    bool fine = false;  // a threshold off the 2^-16 grid: the kernels that settle ties
+    for (std::size_t i = 0; i < n; ++i) {
+        if (thresholds[i] > tilted_threshold_one)
+            throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^32");
+        fine |= (thresholds[i] & 0xFFFFU) != 0;
+    }
     const auto with_grid = [&](auto fine_tag) {
         constexpr bool f = decltype(fine_tag)::value;
         SplitColumns split;

@@ -195,11 +195,6 @@ double certified_axes(const MultiSummary& s, double tail_bound, std::vector<Axis
     return truncated;
 }
 
-std::int64_t mod(std::int64_t a, std::int64_t q) {
-    const std::int64_t r = a % q;
-    return r < 0 ? r + q : r;
-}
-
 // Phase 2. Every group's factor tabulated over the M residues, strongest decay first.
 std::vector<GroupTable> group_tables(const MultiSummary& s, const std::vector<std::size_t>& active, std::size_t M) {
     const auto Mi = static_cast<std::int64_t>(M);
@@ -209,7 +204,7 @@ std::vector<GroupTable> group_tables(const MultiSummary& s, const std::vector<st
         GroupTable t;
         double norm2 = 0;
         for (std::size_t j : active) {
-            t.delta.push_back(mod(g.delta[j], Mi));
+            t.delta.push_back(detail::mod_positive(g.delta[j], Mi));
             norm2 += static_cast<double>(g.delta[j]) * static_cast<double>(g.delta[j]);
         }
         t.decay = static_cast<double>(g.count) * norm2;
@@ -223,7 +218,7 @@ std::vector<GroupTable> group_tables(const MultiSummary& s, const std::vector<st
             const double sx = std::sin(detail::pi * static_cast<double>(rc) / static_cast<double>(M));
             t.log_mag[r] = 2 * rc == Mi ? -INFINITY
                                         : 0.5 * static_cast<double>(g.count) * std::log1p(-sx * sx);
-            t.phase[r] = mod(-rc * c_mod, 2 * Mi);
+            t.phase[r] = detail::mod_positive(-rc * c_mod, 2 * Mi);
         }
         tables.push_back(std::move(t));
     }
@@ -265,7 +260,7 @@ std::vector<std::complex<double>> fill_spectrum(const std::vector<GroupTable>& t
         for (std::size_t g = 0; g < G; ++g) {
             std::int64_t r = 0;
             for (std::size_t a = 0; a + 1 < ma; ++a) r += kidx[a] * tables[g].delta[a];
-            base[g] = mod(r, Mi);
+            base[g] = detail::mod_positive(r, Mi);
         }
         std::complex<double>* row = spectrum.data() + o * H;
         for (std::size_t kl = 0; kl < H; ++kl) {
@@ -284,7 +279,7 @@ std::vector<std::complex<double>> fill_spectrum(const std::vector<GroupTable>& t
                 phase += t.phase[r];
             }
             if (negligible) continue;
-            const auto p = static_cast<std::size_t>(mod(phase, 2 * Mi));
+            const auto p = static_cast<std::size_t>(detail::mod_positive(phase, 2 * Mi));
             const double mag = std::exp(log_mag);
             row[kl] = {mag * unit_cos[p], mag * unit_sin[p]};
         }
@@ -367,7 +362,7 @@ MultiDistribution grouped_distribution_multi(const MultiSummary& s, double tail_
                           "exact work is infeasible for this m-D support; reduce the dimensions or use "
                           "pairperm.monte_carlo_test");
     std::vector<std::int64_t> w0(ma);
-    for (std::size_t a = 0; a < ma; ++a) w0[a] = mod(axes[active[a]].lo, static_cast<std::int64_t>(M));
+    for (std::size_t a = 0; a < ma; ++a) w0[a] = detail::mod_positive(axes[active[a]].lo, static_cast<std::int64_t>(M));
     const std::vector<double> values = inverse_fft_multi(fill_spectrum(group_tables(s, active, M), w0, M), M, ma);
     crop_to_box(values, M, active, axes, out);
     out.truncated_mass = std::min(1.0, truncated);

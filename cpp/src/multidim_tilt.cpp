@@ -163,7 +163,9 @@ bool aim(const Law& law, const Tail& tail, Vec& theta, Tilted& at) {
 // shifts d c are an exact integer phase.
 struct SpectralGroup {
     std::array<std::int64_t, 2> d{}, d_mod{};
+    std::int64_t count_mod_2m = 0;  // the count mod 2M, for the exact bulk phase
     double count = 0, r = 0, four_rq = 0, sign = 0;
+    double decay = 0;  // count 4 r (1 - r) |d|^2 over the active coordinates: how fast it falls off
 };
 
 struct TiltedSpectrum {
@@ -191,18 +193,18 @@ TiltedSpectrum tilted_spectrum(const Law& law, const Vec& theta, const std::arra
         sg.r = res.r;
         sg.four_rq = res.four_rq;
         sg.sign = res.sign;
+        sg.count_mod_2m = mod_positive(static_cast<std::int64_t>(sg.count), 2 * M);
         for (std::size_t j = 0; j < 2; ++j) {
             if (!active[j]) continue;
             sg.d[j] = d[j];
             sg.d_mod[j] = mod_positive(d[j], M);
             if (res.flipped) shift[j] = mod_positive(shift[j] + sg.d_mod[j] * mod_positive(static_cast<std::int64_t>(sg.count), M), M);
         }
+        sg.decay = sg.count * sg.four_rq * static_cast<double>(sg.d[0] * sg.d[0] + sg.d[1] * sg.d[1]);
         ts.groups.push_back(sg);
     }
-    std::sort(ts.groups.begin(), ts.groups.end(), [](const SpectralGroup& x, const SpectralGroup& y) {
-        return x.count * x.four_rq * static_cast<double>(x.d[0] * x.d[0] + x.d[1] * x.d[1]) >
-               y.count * y.four_rq * static_cast<double>(y.d[0] * y.d[0] + y.d[1] * y.d[1]);
-    });
+    std::sort(ts.groups.begin(), ts.groups.end(),
+              [](const SpectralGroup& x, const SpectralGroup& y) { return x.decay > y.decay; });
     for (std::size_t j = 0; j < 2; ++j)
         if (active[j]) ts.phase[j] = mod_positive(mod_positive(blo[j] - law.lo[j], M) - shift[j], M);
     return ts;
@@ -244,8 +246,7 @@ bool evaluate_phi(const TiltedSpectrum& ts, const UnitRoots& roots, std::int64_t
         double part;
         if (g.r > 0.25) {
             const auto tc = static_cast<std::int64_t>(scratch[3 * i + 2]);
-            const std::int64_t c = mod_positive(static_cast<std::int64_t>(g.count), two_m);
-            const std::int64_t turn = mod_positive(tc, two_m) * c % two_m;
+            const std::int64_t turn = mod_positive(tc, two_m) * g.count_mod_2m % two_m;
             half_steps = mod_positive(half_steps + (g.sign > 0 ? turn : -turn), two_m);
             const double half_sin = std::copysign(std::sqrt(s2), static_cast<double>(tc));
             part = -g.sign * g.count * std::atan2((1.0 - 2.0 * g.r) * half_sin, std::sqrt(1.0 - s2));
@@ -298,12 +299,14 @@ bool candidate_frequencies(const TiltedSpectrum& ts, const UnitRoots& roots, dou
         return true;
     }
     // Residues in order of |centred value|: 0, 1, -1, 2, -2, ...
-    auto residue = [M](std::int64_t j) { return mod_positive(j % 2 == 1 ? (j + 1) / 2 : -(j / 2), M); };
+    std::vector<std::int64_t> residue(static_cast<std::size_t>(M));
+    for (std::int64_t j = 0; j < M; ++j)
+        residue[static_cast<std::size_t>(j)] = mod_positive(j % 2 == 1 ? (j + 1) / 2 : -(j / 2), M);
     auto log_factor = [&](const SpectralGroup& g, std::vector<double>& lf) {
         lf.resize(static_cast<std::size_t>(M));
         for (std::int64_t j = 0; j < M; ++j) {
             double cy, sy;
-            roots.at(residue(j), cy, sy);
+            roots.at(residue[static_cast<std::size_t>(j)], cy, sy);
             lf[static_cast<std::size_t>(j)] = 0.5 * g.count * std::log1p(-g.four_rq * half_versine(cy, sy));
         }
     };
@@ -324,9 +327,9 @@ bool candidate_frequencies(const TiltedSpectrum& ts, const UnitRoots& roots, dou
         const double lai = la[static_cast<std::size_t>(i)];
         while (n > 0 && lai + lb[static_cast<std::size_t>(n - 1)] < log_keep) --n;
         dropped += std::exp(static_cast<long double>(lai)) * b_after[static_cast<std::size_t>(n)];
-        const std::int64_t u = residue(i);
+        const std::int64_t u = residue[static_cast<std::size_t>(i)];
         for (std::int64_t j = 0; j < n; ++j) {
-            const std::int64_t v = residue(j);
+            const std::int64_t v = residue[static_cast<std::size_t>(j)];
             out.push_back({(inv[0] * u + inv[1] * v) % M, (inv[2] * u + inv[3] * v) % M});
         }
         if (out.size() > max_candidates) return false;
@@ -617,8 +620,8 @@ SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta
     const std::int64_t step = theta[1] >= 0 ? 1 : -1;  // from e towards the lighter end
     struct Run {
         std::size_t row;
-        std::int64_t e, n;      // box index of the heavier end, length
-        double w, rho_n, om_n;  // w_e, rho^n, 1 - rho^n
+        std::int64_t e, n, n_mod;  // box index of the heavier end, length, length mod M
+        double w, rho_n, om_n;     // w_e, rho^n, 1 - rho^n
     };
     std::vector<Run> runs;
     long double weights = 0;
@@ -630,7 +633,7 @@ SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta
         const double base = -theta[0] * (static_cast<double>(s1) - c[0]) - top;
         for (const auto& [lo, hi] : iv) {
             const std::int64_t e = step > 0 ? lo : hi, n = hi - lo + 1;
-            Run r{static_cast<std::size_t>(s1 - blo[0]), e - blo[1], n,
+            Run r{static_cast<std::size_t>(s1 - blo[0]), e - blo[1], n, n % M,
                   std::exp(base - theta[1] * (static_cast<double>(e) - c[1])), std::exp(-t1 * static_cast<double>(n)),
                   -std::expm1(-t1 * static_cast<double>(n))};
             weights += r.w * (t1 == 0 ? static_cast<double>(n) : r.om_n / one_minus_rho);
@@ -661,7 +664,7 @@ SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta
                 nr = static_cast<double>(r.n), ni = 0;
             } else {
                 double cn, sn;
-                roots.at(((r.n % M) * k1_step) % M, cn, sn);
+                roots.at((r.n_mod * k1_step) % M, cn, sn);
                 one_minus_rotated(r.om_n, r.rho_n, cn, sn, nr, ni);
             }
             g[r.row].r += r.w * (ce * nr - se * ni);
@@ -686,12 +689,12 @@ SpectralSum spectral_tail_sum(const Law& law, const Tail& tail, const Vec& theta
     return out;
 }
 
-// log P[S in tail] by the tilt theta (0: untilted, for a tail near the mean); false if the
-// certificate fails (R reaches far behind the dominating point's supporting line, or the
-// box would be too large).
-// log P[S in tail], certified to ~1e-10 relative; or, when no state of the tail lies in the
-// box even after widening it, or the tail is too small to resolve against the round-off,
-// -inf with log_bound the log of what the tail can hold at most (-inf: nothing).
+// log P[S in tail] by the tilt theta (0: untilted, for a tail near the mean), certified to
+// ~1e-10 relative; or, when no state of the tail lies in the box even after widening it, or
+// the tail is too small to resolve against the round-off, -inf with log_bound the log of
+// what the tail can hold at most (-inf: nothing). tilted_tail is false if the certificate
+// fails (R reaches far behind the dominating point's supporting line, or the box would be
+// too large).
 struct TailValue {
     double log_p = -INFINITY;
     double log_bound = -INFINITY;
@@ -855,11 +858,13 @@ PValue ratio_tail_pvalue(const MultiSummary& s, const RatioDifference& h, Altern
         const double rate = thetas[i][0] * ats[i].mean[0] + thetas[i][1] * ats[i].mean[1] - ats[i].log_mgf;
         near = rate < min_rate;
     }
-    if (near)
+    if (near) {
+        const Tilted untilted_law = tilt(law, {0, 0});
         for (std::size_t i = 0; i < tails.size(); ++i) {
             thetas[i] = {0, 0};
-            ats[i] = tilt(law, thetas[i]);
+            ats[i] = untilted_law;
         }
+    }
     std::vector<long double> logs;
     double log_bound = -INFINITY;  // what tails with no state in their box may hold
     for (std::size_t i = 0; i < tails.size(); ++i) {
@@ -880,14 +885,7 @@ PValue ratio_tail_pvalue(const MultiSummary& s, const RatioDifference& h, Altern
         if (certified) *certified = false;
         return untilted(s, h, alternative);
     }
-    if (!(top > -INFINITY)) {
-        out.pvalue = 0;
-        out.log_pvalue = -INFINITY;
-        return out;
-    }
-    long double acc = 0;
-    for (long double l : logs) acc += std::exp(l - top);
-    out.log_pvalue = std::min(0.0, static_cast<double>(top + std::log(acc)));
+    out.log_pvalue = std::min(0.0, detail::log_sum_exp(logs));
     out.pvalue = std::exp(out.log_pvalue);
     return out;
 }

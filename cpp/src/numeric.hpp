@@ -2,11 +2,30 @@
 // than double).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 namespace pairperm::detail {
 
 inline constexpr double pi = 3.14159265358979323846;
+
+// a mod m in [0, m), m > 0.
+inline std::int64_t mod_positive(std::int64_t a, std::int64_t m) {
+    std::int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+// log of sum exp(terms), -inf for none: scaled by the largest term, summed in long double.
+inline double log_sum_exp(const std::vector<long double>& terms) {
+    long double top = -INFINITY;
+    for (long double t : terms) top = std::max(top, t);
+    if (!(top > -INFINITY)) return -INFINITY;
+    long double acc = 0;
+    for (long double t : terms) acc += std::exp(t - top);
+    return static_cast<double>(top + std::log(acc));
+}
 
 // Neumaier's compensated sum: error ~1 ulp of the result whatever the number of terms,
 // as good as a long double accumulator on x86 and still correct where long double is double.

@@ -174,7 +174,7 @@ void parallel_for(std::size_t n_blocks, unsigned threads, Body&& body) {
     } mark(fanning_out);
     std::vector<std::thread> own;
     HelperPool* pool = threads > 1 ? HelperPool::acquire() : nullptr;
-    const std::function<void()> job = worker;
+    std::function<void()> job;  // the pool's handle on worker, made only when the pool is used
     auto join_all = [&own, &pool] {
         if (pool != nullptr) pool->finish();
         pool = nullptr;
@@ -183,6 +183,7 @@ void parallel_for(std::size_t n_blocks, unsigned threads, Body&& body) {
     };
     try {
         if (pool != nullptr) {
+            job = worker;
             pool->start(threads - 1, job);
         } else {
             own.reserve(threads - 1);

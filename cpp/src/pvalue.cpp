@@ -127,16 +127,6 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
 
 double log_upper_tail_any(const detail::ReducedLaw& law, std::int64_t s);
 
-// log of sum exp(terms), -inf for none.
-double log_sum_exp(const std::vector<long double>& terms) {
-    long double top = -INFINITY;
-    for (long double t : terms) top = std::max(top, t);
-    if (!(top > -INFINITY)) return -INFINITY;
-    long double acc = 0;
-    for (long double t : terms) acc += std::exp(t - top);
-    return static_cast<double>(top + std::log(acc));
-}
-
 // A few groups whose step k' exceeds the certified width of all smaller groups together
 // cut the law into separated bumps. One window over all of them would be mostly empty
 // lattice points, and the inverse FFT's round-off on each of them (clamped at 0, so it
@@ -211,7 +201,7 @@ bool log_upper_tail_split(const detail::ReducedLaw& law, std::int64_t s, double&
         if (t > narrow.top) continue;
         terms.push_back(w + (t <= 0 ? 0.0L : static_cast<long double>(log_upper_tail_any(narrow, t))));
     }
-    log_p = std::min(0.0, log_sum_exp(terms));
+    log_p = std::min(0.0, detail::log_sum_exp(terms));
     return true;
 }
 

@@ -11,11 +11,6 @@
 
 namespace pairperm::detail {
 
-inline std::int64_t mod_positive(std::int64_t a, std::int64_t m) {
-    std::int64_t r = a % m;
-    return r < 0 ? r + m : r;
-}
-
 // e^{2 pi i m / M} for any residue m, from two tables of ~sqrt(M) values each:
 // e^{2 pi i (a B + b) / M} = coarse[a] fine[b]. One complex multiply per look-up instead of a
 // sincos per frequency x group, and the argument stays exactly reduced mod M however large
