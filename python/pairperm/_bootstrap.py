@@ -31,7 +31,7 @@ from ._validation import (
     check_same_length,
 )
 
-__all__ = ["bootstrap_test", "BLEU_COLUMNS", "CHRF_COLUMNS"]
+__all__ = ["bootstrap_test", "BLEU_COLUMNS", "CHRF_COLUMNS", "METRIC_COLUMNS", "statistics_by_name"]
 
 BUILTIN_METRICS = ("mean", "f1", "macro_f1", "bleu", "corpus_chrf")
 
@@ -46,6 +46,39 @@ BLEU_COLUMNS = (
 #: n-gram order 1..6, the hypothesis' n-grams, the reference's, and their matches. chrF++
 #: appends its two word orders in the same layout (24 columns).
 CHRF_COLUMNS = tuple(f"{what}_{order}" for order in range(1, 7) for what in ("hyp", "ref", "match"))
+
+# The metrics whose per-entry statistics have names: a DataFrame of them is read by these
+# column names (the first set it holds), never by position.
+METRIC_COLUMNS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "f1": (("tp", "fp", "fn"), ("tp", "errors")),
+    "precision": (("tp", "fp", "fn"),),
+    "recall": (("tp", "fp", "fn"),),
+    "bleu": (BLEU_COLUMNS,),
+    "corpus_chrf": (CHRF_COLUMNS,),
+}
+
+
+def statistics_by_name(values: Any, metric: Any, name: str, func: str) -> Any:
+    """A DataFrame's per-entry statistics for `metric` as an array, its columns taken by name:
+    the metric's named columns, or the one column of a per-entry score. Unnamed columns
+    (0, 1, ..., as ``pandas.DataFrame(array)`` makes) keep their order, which is all there is.
+    Anything but a DataFrame is returned unchanged."""
+    columns = getattr(values, "columns", None)
+    if columns is None or not hasattr(values, "iloc"):
+        return values
+    labels = [str(c) for c in columns]
+    options = METRIC_COLUMNS.get(metric, ()) if isinstance(metric, str) else ()
+    for wanted in options:
+        if set(wanted) <= set(labels):
+            return values[[columns[labels.index(w)] for w in wanted]].to_numpy()
+    if list(columns) == list(range(len(columns))) and all(isinstance(c, (int, np.integer)) for c in columns):
+        return values.to_numpy()
+    if not options and len(labels) == 1:
+        return values[columns[0]].to_numpy()
+    need = " or ".join("(" + ", ".join(w) + ")" for w in options) or "a single column"
+    raise ValueError(f"{func}: {name} is a DataFrame with columns {labels}; metric={metric!r} reads columns by name "
+                     f"and needs {need} (or pass an array, whose columns are taken in order)")
+
 
 # Per-entry statistics of each built-in metric: a description and a test of the shape after N.
 STATISTICS_SHAPES: dict[str, tuple[str, Callable[[tuple], bool]]] = {
@@ -165,8 +198,8 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
             f"their percentile interval (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
         )
     check_paired_index(x, y, ("x", "y"), func)
-    xa = as_real_array(x, "x", func, ndim=(1, 2, 3))
-    ya = as_real_array(y, "y", func, ndim=(1, 2, 3))
+    xa = as_real_array(statistics_by_name(x, metric, "x", func), "x", func, ndim=(1, 2, 3))
+    ya = as_real_array(statistics_by_name(y, metric, "y", func), "y", func, ndim=(1, 2, 3))
     n = check_same_length(xa, ya, "x", "y", func)
     if n == 0:
         raise ValueError(f"{func}: x and y are empty; the bootstrap needs at least one entry")

@@ -20,6 +20,7 @@ from typing import Any, Literal, Optional
 import numpy as np
 
 from . import _core
+from ._bootstrap import statistics_by_name
 from ._difference import BootstrapEffect, ratio_metric, with_effect
 from ._effects import LocalEffects
 from ._files import read_table
@@ -58,25 +59,12 @@ class _Ratio:
     b_den: tuple
 
 
-def _by_column_name(values: Any, name: str, func: str) -> Any:
-    """A DataFrame's (tp, fp, fn) or (tp, errors) columns, taken by name, never by position."""
-    columns = getattr(values, "columns", None)
-    if columns is None or not hasattr(values, "iloc"):
-        return values
-    labels = [str(c) for c in columns]
-    for wanted in (("tp", "fp", "fn"), ("tp", "errors")):
-        if set(wanted) <= set(labels):
-            return values[[columns[labels.index(w)] for w in wanted]].to_numpy()
-    if all(isinstance(c, (int, np.integer)) for c in columns) and list(columns) == list(range(len(columns))):
-        return values.to_numpy()  # unnamed columns: the caller's order is all there is
-    raise ValueError(f"{func}: {name} is a DataFrame with columns {labels}; name them 'tp', 'fp', 'fn' "
-                     "(or 'tp', 'errors') so that they are read by name")
-
-
 def _counts(a: Any, b: Any, func: str, groups: Any = None) -> tuple[np.ndarray, np.ndarray]:
     check_paired_index(a, b, ("x", "y"), func)
-    a_arr = as_int_array(_by_column_name(a, "x", func), "x", func, ndim=2, hint="counts must be non-negative integers")
-    b_arr = as_int_array(_by_column_name(b, "y", func), "y", func, ndim=2, hint="counts must be non-negative integers")
+    a_arr = as_int_array(statistics_by_name(a, "f1", "x", func), "x", func, ndim=2,
+                         hint="counts must be non-negative integers")
+    b_arr = as_int_array(statistics_by_name(b, "f1", "y", func), "y", func, ndim=2,
+                         hint="counts must be non-negative integers")
     check_same_length(a_arr, b_arr, "x", "y", func)
     if a_arr.shape[1] not in _COLUMNS:
         raise ValueError(

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from . import _core, _runner
-from ._bootstrap import BLEU_COLUMNS, CHRF_COLUMNS, check_statistics_shape, f1_from_sums, summed_metric
+from ._bootstrap import check_statistics_shape, f1_from_sums, statistics_by_name, summed_metric
 from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, check_sentence_scores, compare
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
@@ -577,32 +577,9 @@ def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
     return float(summed_metric(metric)(sums))  # macro_f1, bleu, corpus_chrf
 
 
-def _frame_columns(metric: Any, label: str, frame: Any) -> np.ndarray:
-    """One system's DataFrame of per-entry statistics, its columns taken by name."""
-    cols = [str(c) for c in frame.columns]
-    options: list[tuple[str, ...]]
-    if metric in ("f1", "precision", "recall"):
-        options = [("tp", "fp", "fn"), ("tp", "errors")] if metric == "f1" else [("tp", "fp", "fn")]
-    elif metric == "bleu":
-        options = [BLEU_COLUMNS]
-    elif metric == "corpus_chrf":
-        options = [CHRF_COLUMNS]
-    else:
-        options = [tuple(cols)] if len(cols) == 1 else []
-    for want in options:
-        if set(want) <= set(cols):
-            by_name = {str(c): c for c in frame.columns}
-            return np.column_stack([frame[by_name[c]].to_numpy() for c in want]) if len(want) > 1 \
-                else frame[by_name[want[0]]].to_numpy()
-    need = " or ".join("(" + ", ".join(w) + ")" for w in options) or "a single column"
-    raise ValueError(f"{_FUNC}: {label} is a DataFrame with columns {cols}; metric={metric!r} reads columns by "
-                     f"name and needs {need}")
-
-
 def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
     label = f"system {name!r}"
-    if _is_dataframe(raw):
-        raw = _frame_columns(metric, label, raw)
+    raw = statistics_by_name(raw, metric, label, _FUNC)
     if callable(metric) or metric in _PER_ENTRY_REAL:
         arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
         check_sentence_scores(metric, arr, label, _FUNC)
