@@ -28,6 +28,7 @@ from ._bootstrap import (
     _metric_function,
     _resampled,
     check_counts,
+    statistics_by_name,
 )
 from ._difference import tail_level
 from ._errors import SupportTooLargeError
@@ -38,6 +39,7 @@ from ._validation import (
     N_RESAMPLES,
     Alternative,
     ArrayLike,
+    align_by_index,
     apply_vectorised,
     as_real_array,
     check_alternative,
@@ -416,9 +418,12 @@ def bootstrap_intervals(
 
     Parameters
     ----------
-    scores : array_like of shape (K, N, ...) or a sequence of K arrays of shape (N, ...)
+    scores : array_like of shape (K, N, ...), a sequence of K arrays of shape (N, ...), or a DataFrame
         Per-item sufficient statistics of each system, in the layouts of
         :func:`pairperm.bootstrap_test`; the metric is a function of their sums over items.
+        A DataFrame holds one system per column and one item per row (as
+        :func:`pairperm.read_scores` returns them); pandas Series or DataFrames in a sequence
+        are paired by their index labels, never by position.
     metric : {"mean", "f1", "macro_f1", "bleu", "corpus_chrf"} or callable
         As in :func:`pairperm.bootstrap_test`.
     pairs : array_like of int, shape (P, 2), optional
@@ -460,7 +465,7 @@ def bootstrap_intervals(
     check_alternative(alternative, func)
     check_method(method, BOOTSTRAP_METHODS, func)
     opts = monte_carlo_options(n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
-    systems = _systems(scores, func)
+    systems = _systems(scores, metric, func)
     k_systems, n = len(systems), len(systems[0])
     stat_shape = systems[0].shape[1:]
     m = int(np.prod(stat_shape, dtype=np.int64))
@@ -517,10 +522,17 @@ def bootstrap_intervals(
     )
 
 
-def _systems(scores: Any, func: str) -> list[np.ndarray]:
-    """K validated arrays of the same shape (N, ...) with N >= 1."""
+def _systems(scores: Any, metric: Any, func: str) -> list[np.ndarray]:
+    """K validated arrays of the same shape (N, ...) with N >= 1. A DataFrame holds one system
+    per column (items as rows, as read_scores returns them); pandas systems are paired by their
+    index labels, never by position."""
+    if hasattr(scores, "columns") and hasattr(scores, "iloc"):
+        scores = [scores[c] for c in scores.columns]
     if isinstance(scores, (list, tuple)):
-        systems = [as_real_array(s, f"scores[{i}]", func, ndim=(1, 2, 3)) for i, s in enumerate(scores)]
+        names = [f"scores[{i}]" for i in range(len(scores))]
+        aligned = align_by_index(list(scores), names, func)
+        systems = [as_real_array(statistics_by_name(s, metric, n, func), n, func, ndim=(1, 2, 3))
+                   for s, n in zip(aligned, names)]
     else:
         arr = as_real_array(scores, "scores", func, ndim=(2, 3, 4))
         systems = list(arr)
