@@ -12,6 +12,7 @@ integer engines stay exact, now over the 2^U swap patterns of U units.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -38,8 +39,10 @@ def read_groups(groups: Any, n: int, func: str, like: Any = None) -> Units:
     """Validate unit labels for n items (aligned by index with `like` when both are pandas
     objects) and sort the items by unit."""
     if like is not None:
-        check_paired_index(like, groups, ("x", "groups"), func)
-    labels = np.asarray(groups)
+        check_paired_index(like, groups, ("x", "groups"), func, plain_ok=True)
+    # A list is read as the Python objects it holds: NumPy would turn [1, "a", nan] into the
+    # strings "1", "a" and "nan", merging labels of different kinds and hiding missing ones.
+    labels = np.asarray(groups, dtype=object) if isinstance(groups, (list, tuple)) else np.asarray(groups)
     if labels.ndim != 1:
         raise ValueError(f"{func}: groups must be one label per item (1-D); got shape {labels.shape}")
     if len(labels) != n:
@@ -48,9 +51,15 @@ def read_groups(groups: Any, n: int, func: str, like: Any = None) -> Units:
         raise ValueError(f"{func}: groups contains NaN (at index {int(np.argmax(np.isnan(labels)))}); every item needs "
                          "a unit")
     if labels.dtype.kind == "O":
-        for i, v in enumerate(labels.tolist()):
-            if v is None or (isinstance(v, float) and v != v):
+        values = labels.tolist()
+        for i, v in enumerate(values):
+            if _is_missing(v):
                 raise ValueError(f"{func}: groups has a missing label at index {i}; every item needs a unit")
+        kinds = {"text" if isinstance(v, (str, bytes)) else "number" if isinstance(v, numbers.Number) else "other"
+                 for v in values}
+        if len(kinds) > 1:
+            raise ValueError(f"{func}: groups mixes labels of different kinds (e.g. numbers and strings, such as "
+                             f"1 and '1'); use labels of one kind")
     if labels.dtype.kind not in "biufUSO":
         raise ValueError(f"{func}: groups must hold labels (integers or strings); got dtype {labels.dtype}")
     try:
@@ -64,6 +73,17 @@ def read_groups(groups: Any, n: int, func: str, like: Any = None) -> Units:
     order = np.argsort(inverse.reshape(-1), kind="stable")
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
     return Units(order, starts, int(len(counts)), int(counts.max(initial=0)))
+
+
+def _is_missing(v: Any) -> bool:
+    """None, and the missing values of NumPy and pandas (NaN of any float type, NaT, NA), which
+    are the values not equal to themselves; pandas.NA cannot even say so."""
+    if v is None:
+        return True
+    try:
+        return bool(v != v)
+    except (TypeError, ValueError):
+        return True
 
 
 def unit_sums(arr: np.ndarray, units: Units, name: str, func: str) -> np.ndarray:

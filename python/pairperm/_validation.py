@@ -205,11 +205,33 @@ def as_real_array(values: Any, name: str, func: str, *, ndim: int | tuple[int, .
         return np.ascontiguousarray(arr, dtype=np.int64)
     if kind != "f":
         raise ValueError(f"{func}: {name} must hold real numbers; got dtype {arr.dtype}")
+    if arr.dtype.itemsize > 8:
+        arr = _narrow_wide_floats(arr, name, func)
+        if arr.dtype.kind == "i":
+            return arr
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     finite = np.isfinite(arr)
     if not finite.all():
         raise ValueError(f"{func}: {name} contains NaN or inf (at index {_first(~finite)})")
     return arr
+
+
+def _narrow_wide_floats(arr: np.ndarray, name: str, func: str) -> np.ndarray:
+    """Floats wider than float64 (long double): whole numbers as exact int64, other values as
+    float64 only where that keeps them; a value float64 would round is refused, not rounded."""
+    finite = np.isfinite(arr)
+    if not finite.all():
+        raise ValueError(f"{func}: {name} contains NaN or inf (at index {_first(~finite)})")
+    if arr.size and bool(np.all(arr == np.floor(arr))):
+        _check_magnitude(arr, name, func)
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    narrow = arr.astype(np.float64)
+    lost = narrow.astype(arr.dtype) != arr
+    if lost.any():
+        idx = _first(lost)
+        raise ValueError(f"{func}: {name}[{idx}] = {arr[idx]!r} ({arr.dtype}) cannot be held exactly in float64, "
+                         "which the tests compute in; round the scores to float64 yourself if that is intended")
+    return narrow
 
 
 def apply_vectorised(fn: Any, values: np.ndarray, k: int, func: str, what: str = "statistic") -> np.ndarray:
@@ -342,10 +364,24 @@ def check_unique_labels(labels: Any, what: str, func: str) -> None:
         raise ValueError(f"{func}: {what} has duplicated ids: {few(list(repeated))}; every item needs its own id")
 
 
-def check_paired_index(x: Any, y: Any, names: tuple[str, str], func: str) -> None:
+def check_paired_index(x: Any, y: Any, names: tuple[str, str], func: str, *, plain_ok: bool = False) -> None:
     """Two pandas objects are paired by position only if their indexes agree: a shuffled index
-    would silently pair the wrong entries."""
-    if not (_has_index(x) and _has_index(y)):
+    would silently pair the wrong entries. Next to an object without an index, an index of item
+    ids cannot be matched either, so it is refused as well (as in compare_systems) unless it is
+    the positions 0..N-1 themselves or the caller pairs plain values by position (`plain_ok`)."""
+    indexed = (_has_index(x), _has_index(y))
+    if indexed == (False, False):
+        return
+    if indexed != (True, True):
+        if plain_ok:
+            return
+        has, plain = (x, names[0]), names[1]
+        if not indexed[0]:
+            has, plain = (y, names[1]), names[0]
+        if not _is_range(has[0].index):
+            raise ValueError(f"{func}: {has[1]} has an index of item ids but {plain} has none, so they cannot be "
+                             f"paired by id; give {plain} as a pandas object with the same ids, or pass "
+                             f"{has[1]}.to_numpy() to pair them by position")
         return
     if not x.index.equals(y.index):
         raise ValueError(f"{func}: {names[0]} and {names[1]} have different indexes "
