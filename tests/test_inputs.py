@@ -180,3 +180,119 @@ def test_reading_a_table_holds_less_than_three_times_the_file(tmp_path):
     assert len(table) == n and all(c.dtype.kind == "i" for c in table.columns)
     assert np.array_equal(np.column_stack(table.columns), np.loadtxt(path, delimiter=",", dtype=np.int64))
     assert peak < 3 * size, (peak, size)
+
+
+# ---------------------------------------------------------------- two-sample tests pair by id
+
+
+PAIRED_CALLS = {
+    "permutation_test": lambda x, y: pairperm.permutation_test(x, y),
+    "compare": lambda x, y: pairperm.compare(x, y, "sum"),
+    "sign_test": lambda x, y: pairperm.sign_test(x, y),
+    "wilcoxon_test": lambda x, y: pairperm.wilcoxon_test(x, y),
+    "mcnemar_test": lambda x, y: pairperm.mcnemar_test(x > 7, y > 7),
+    "shift_interval": lambda x, y: pairperm.shift_interval(x, y),
+    "bootstrap_test": lambda x, y: pairperm.bootstrap_test(x, y, rng=0, n_resamples=200),
+}
+
+
+@pytest.mark.parametrize("call", PAIRED_CALLS.values(), ids=PAIRED_CALLS.keys())
+def test_series_with_ids_next_to_an_array_is_refused_by_every_paired_test(call):
+    # Only two pandas objects had their indexes compared: a Series sorted by score next to a
+    # plain array was paired by position.
+    a = pd.Series(A, index=IDS).iloc[SHUFFLE]
+    with pytest.raises(ValueError, match="index of item ids"):
+        call(a, np.array(B))
+    with pytest.raises(ValueError, match="index of item ids"):
+        call(np.array(A), pd.Series(B, index=IDS))
+
+
+def test_series_with_a_positional_index_pairs_with_an_array():
+    want = by_id_pvalue(A, B)
+    assert pairperm.permutation_test(pd.Series(A), np.array(B)).pvalue == pytest.approx(want)
+    assert pairperm.permutation_test(np.array(A), pd.Series(B)).pvalue == pytest.approx(want)
+
+
+# ---------------------------------------------------------------- DataFrame columns are read by name
+
+
+def _bleu_frames():
+    rng = np.random.default_rng(3)
+
+    def stats(n):
+        hyp, ref = rng.integers(8, 20, n), rng.integers(8, 20, n)
+        tot = np.stack([np.maximum(hyp - k, 0) for k in range(4)], 1)
+        cor = (tot * rng.uniform(0.2, 0.9, (n, 4))).astype(int)
+        return pd.DataFrame(np.column_stack([hyp, ref, cor, tot]), columns=pairperm.BLEU_COLUMNS)
+
+    return stats(30), stats(30)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, y: pairperm.compare(x, y, "bleu", rng=0, n_resamples=500).difference,
+    lambda x, y: pairperm.bootstrap_test(x, y, metric="bleu", rng=0, n_resamples=200).statistic,
+])
+def test_bleu_frames_are_read_by_column_name(call):
+    x, y = _bleu_frames()
+    want = call(x.to_numpy(), y.to_numpy())
+    reordered = y[list(reversed(pairperm.BLEU_COLUMNS))]
+    assert call(x, reordered) == pytest.approx(want, rel=1e-12)
+    assert call(x, y) == pytest.approx(want, rel=1e-12)
+
+
+def test_f1_frames_are_read_by_column_name_in_the_bootstrap_as_in_f1_test():
+    f = pd.DataFrame({"tp": [3, 2, 5, 1], "fp": [1, 0, 2, 0], "fn": [0, 1, 1, 2]})
+    g = pd.DataFrame({"fn": [1, 0, 0, 1], "tp": [2, 3, 6, 2], "fp": [0, 1, 1, 3]})
+    want = pairperm.f1_test(f, g).statistic
+    got = pairperm.bootstrap_test(f, g, metric="f1", rng=0, n_resamples=200).statistic
+    assert got == pytest.approx(want, rel=1e-12)
+    assert want == pytest.approx(pairperm.f1_test(f.to_numpy(), g[["tp", "fp", "fn"]].to_numpy()).statistic)
+
+
+def test_named_columns_a_metric_cannot_read_by_name_are_refused():
+    x = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.5, 0.1, 0.2]})
+    with pytest.raises(ValueError, match="reads columns by name"):
+        pairperm.compare(x, x[["b", "a"]], lambda s: s[..., 0] / s[..., 1], rng=0)
+    with pytest.raises(ValueError, match="reads columns by name"):
+        pairperm.compare(x, x, "bleu")
+
+
+# ---------------------------------------------------------------- bootstrap_intervals pairs by id
+
+
+def test_bootstrap_intervals_pairs_series_by_label_and_reads_frames_by_column():
+    rng = np.random.default_rng(1)
+    ids = [f"d{i}" for i in range(40)]
+    a = rng.random(40)
+    b = a - 0.05 + rng.normal(0, 0.01, 40)
+    kw = dict(method="percentile", rng=0, n_resamples=300)
+    want = pairperm.bootstrap_intervals([a, b], **kw)
+    sa, sb = pd.Series(a, index=ids), pd.Series(b, index=ids)
+    shuffled = pairperm.bootstrap_intervals([sa, sb.sample(frac=1, random_state=0)], **kw)
+    np.testing.assert_array_equal(shuffled.difference_intervals, want.difference_intervals)
+    frame = pairperm.bootstrap_intervals(pd.DataFrame({"A": sa, "B": sb}), **kw)  # items as rows
+    np.testing.assert_array_equal(frame.estimates, want.estimates)
+    np.testing.assert_array_equal(frame.difference_intervals, want.difference_intervals)
+    with pytest.raises(ValueError, match="not scored on the same ids"):
+        pairperm.bootstrap_intervals([sa, pd.Series(b, index=[f"e{i}" for i in range(40)])], **kw)
+
+
+# ---------------------------------------------------------------- floats wider than float64
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant,
+                    reason="long double is float64 on this platform")
+def test_long_double_scores_are_not_rounded_to_float64():
+    # 2^54 + 1 rounds to 2^54 in float64: the statistic came out as -3 instead of 2.
+    x = np.array([2**54 + 1] * 5 + [0], dtype=np.longdouble)
+    y = np.array([2**54] * 5 + [3], dtype=np.longdouble)
+    xi, yi = [2**54 + 1] * 5 + [0], [2**54] * 5 + [3]
+    want = brute_force_pvalue([a - b for a, b in zip(xi, yi)], [b - a for a, b in zip(xi, yi)], "greater")
+    r = pairperm.permutation_test(x, y, alternative="greater")
+    assert r.statistic == 2 and r.pvalue == pytest.approx(float(want), rel=1e-12)
+    assert pairperm.compare(x, y, "sum", alternative="greater").pvalue == pytest.approx(float(want), rel=1e-12)
+    assert pairperm.sign_test(x, y, alternative="greater").pvalue == \
+        pairperm.sign_test(np.array(xi), np.array(yi), alternative="greater").pvalue
+    third = np.longdouble(1) / np.longdouble(3)  # not a float64
+    with pytest.raises(ValueError, match="cannot be held exactly in float64"):
+        pairperm.permutation_test(np.array([third, 0.5], dtype=np.longdouble), np.array([0.25, 0.5]))

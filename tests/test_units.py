@@ -172,8 +172,9 @@ def test_cluster_bootstrap_resamples_whole_units():
 
 @pytest.mark.parametrize("groups,message", [
     ([0, 1], "label each of the 6 items"),
-    ([0.0, 1.0, float("nan"), 1.0, 0.0, 1.0], "NaN"),
-    (np.array([0, "a", 1, 1, 0, 0], dtype=object), "cannot be compared"),
+    ([0.0, 1.0, float("nan"), 1.0, 0.0, 1.0], "missing label at index 2"),
+    (np.array([0.0, 1.0, np.nan, 1.0, 0.0, 1.0]), "NaN"),
+    (np.array([0, "a", 1, 1, 0, 0], dtype=object), "different kinds"),
     (np.array(["a", None, "b", "b", "a", "a"], dtype=object), "missing label"),
     ([7] * 6, "one unit"),
     ([[0, 1]] * 6, "1-D"),
@@ -255,3 +256,37 @@ def test_compare_systems_with_groups_equals_the_pairwise_tests_of_units():
     assert multi.tasks[0].n_units == 12 and multi.tasks[0].n_items == 36 and multi.tasks[1].n_units == 36
     with pytest.raises(ValueError, match="groups names no task 'nope'"):
         pairperm.compare_systems({"qa": systems, "qa2": systems}, "accuracy", groups={"nope": labels})
+
+
+@pytest.mark.parametrize("groups", [
+    ["p1", float("nan"), "p2", float("nan"), "p3", "p4"],  # as df.column.tolist() gives missing labels
+    ["p1", None, "p2", "p2", "p3", "p4"],
+    np.array(["p1", np.float32("nan"), "p2", "p2", "p3", "p4"], dtype=object),
+])
+def test_missing_labels_in_a_list_or_object_array_are_refused(groups):
+    # A list went through np.asarray, which made NaN the string "nan": the items without a
+    # label were swapped together as one unit.
+    with pytest.raises(ValueError, match="missing label"):
+        pairperm.permutation_test([1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1], groups=groups)
+
+
+def test_labels_equal_only_as_strings_are_not_merged():
+    # [1, "1", ...] became the strings "1", "1": two units merged into one.
+    with pytest.raises(ValueError, match="different kinds"):
+        pairperm.permutation_test([1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1], groups=[1, "1", 2, 2, 3, 4])
+
+
+def test_pandas_missing_values_are_missing_labels():
+    pd = pytest.importorskip("pandas")
+    for labels in (pd.array(["a", pd.NA, "b", "b", "c", "c"], dtype="string"),
+                   pd.Series([1, None, 2, 2, 3, 3], dtype="Int64")):
+        with pytest.raises(ValueError, match="missing label|contains NaN"):
+            pairperm.permutation_test([1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1], groups=labels)
+
+
+def test_list_labels_of_one_kind_give_the_same_units_as_an_array():
+    x, y = [3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8]
+    labels = ["a", "b", "a", "c", "b", "c", "d", "d"]
+    want = pairperm.permutation_test(x, y, groups=np.array(labels)).pvalue
+    assert pairperm.permutation_test(x, y, groups=labels).pvalue == want
+    assert pairperm.permutation_test(x, y, groups=[0, 1, 0, 2, 1, 2, 3, 3]).pvalue == want
