@@ -127,3 +127,51 @@ def test_cli_test_and_compare_read_logs_by_id(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["pvalue"] == pytest.approx(float(want))
     assert main(["test", str(a), str(b), "--score-field", "acc"]) == 2
     assert "id_field" in capsys.readouterr().err
+
+
+def test_integer_ids_next_to_float_ids_are_not_rounded_onto_each_other(tmp_path):
+    # A field mixing integers and floats came back as float64: 2^53 + 1 in one log and 2^53 in
+    # the other were paired as one item.
+    a = jsonl(tmp_path / "a.jsonl", [{"doc_id": 2**53 + 1, "acc": 1}, {"doc_id": 0.5, "acc": 0}])
+    b = jsonl(tmp_path / "b.jsonl", [{"doc_id": 2**53, "acc": 0}, {"doc_id": 0.5, "acc": 1}])
+    with pytest.raises(ValueError, match="not scored on the same ids"):
+        pairperm.read_scores([a, b], id_field="doc_id", score_field="acc")
+    c = jsonl(tmp_path / "c.jsonl", [{"doc_id": 0.5, "acc": 1}, {"doc_id": 2**53 + 1, "acc": 1}])
+    s = pairperm.read_scores([a, c], id_field="doc_id", score_field="acc")
+    assert s.index.tolist() == [2**53 + 1, 0.5] and type(s.index[0]) is int
+    assert s.to_dict("list") == {"a": [1, 0], "c": [1, 1]}
+
+
+def test_ids_that_mix_integers_and_strings_keep_both(tmp_path):
+    a = jsonl(tmp_path / "a.jsonl", [{"doc_id": 1, "acc": 1}, {"doc_id": "1", "acc": 0}])
+    b = jsonl(tmp_path / "b.jsonl", [{"doc_id": "1", "acc": 1}, {"doc_id": 1, "acc": 0}])
+    s = pairperm.read_scores([a, b], id_field="doc_id", score_field="acc")
+    assert s.index.tolist() == [1, "1"] and s.to_dict("list") == {"a": [1, 0], "b": [0, 1]}
+
+
+def test_a_score_column_named_twice_in_the_header_is_refused(tmp_path):
+    # The first of the two columns was read without a word.
+    (tmp_path / "a.csv").write_text("doc_id,acc,acc\nd1,0,1\nd2,0,1\n")
+    with pytest.raises(ValueError, match="names the column 'acc' 2 times"):
+        pairperm.read_scores([tmp_path / "a.csv"], id_field="doc_id", score_field="acc")
+
+
+@pytest.mark.parametrize("line,match", [
+    ('{"doc_id": 1, "acc": null}', "the field 'acc' is null"),
+    ('{"doc_id": [1, 2], "acc": 1}', "must be a string or a number"),
+    ('{"doc_id": {"a": 1}, "acc": 1}', "must be a string or a number"),
+])
+def test_null_scores_and_ids_that_are_not_values_name_the_line(tmp_path, line, match):
+    (tmp_path / "a.jsonl").write_text(line + '\n{"doc_id": 2, "acc": 1}\n')
+    with pytest.raises(ValueError, match=match):
+        pairperm.read_scores([tmp_path / "a.jsonl"], id_field="doc_id", score_field="acc")
+
+
+def test_jsonl_with_a_byte_order_mark_reads_as_without(tmp_path):
+    text = '{"doc_id": 1, "acc": 1}\n{"doc_id": 2, "acc": 0}\n'
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (tmp_path / "plain.jsonl").write_text(text)
+    with_bom = pairperm.read_scores([tmp_path / "bom.jsonl"], id_field="doc_id", score_field="acc")
+    plain = pairperm.read_scores([tmp_path / "plain.jsonl"], id_field="doc_id", score_field="acc")
+    assert with_bom.index.tolist() == plain.index.tolist() == [1, 2]
+    assert with_bom["bom"].tolist() == plain["plain"].tolist() == [1, 0]

@@ -203,6 +203,11 @@ def read_table(name: str, *, stdin: Optional[TextIO] = None, delim: Optional[str
     if missing:
         raise ValueError(f"{name}: no column named {missing[0]!r} in the header row"
                          + (f" ({', '.join(header)})" if header is not None else " (the file has no header row)"))
+    named = [*text_columns, *(usecols or ())]
+    twice = [c for c in named if header is not None and header.count(c) > 1]
+    if twice:
+        raise ValueError(f"{name}: the header row names the column {twice[0]!r} {header.count(twice[0])} times "
+                         f"({', '.join(header)}); which one is meant is ambiguous, so rename the others")
     text = frozenset(header.index(c) for c in text_columns) if header is not None else frozenset()
     used: Optional[list[int]] = None
     if usecols is not None:
@@ -569,7 +574,12 @@ def _read_records(name: str, fmt: str, text_fields: list[str], score_field: str,
         if score.dtype == np.bool_:
             frame = frame.assign(**{score_field: score.astype(np.int64)})
             score = frame[score_field]
-        ok = not frame[text_fields].isna().to_numpy().any()
+        # Fields of ids that are all integers or all strings only: one that mixes integers with
+        # floats comes back as float64, rounding integer ids beyond 2^53 onto each other, and
+        # one holding lists or objects is no id; the careful reader keeps or refuses each value.
+        ok = not frame[text_fields].isna().to_numpy().any() and all(
+            frame[f].dtype == np.int64 or pd.api.types.infer_dtype(frame[f], skipna=False) == "string"
+            for f in text_fields)
         if score.dtype == np.float64:
             ok = ok and bool(np.isfinite(score).all()) and (not len(score) or float(np.abs(score).max()) < _EXACT_FLOAT)
         elif score.dtype != np.int64:
@@ -585,6 +595,8 @@ def _read_jsonl_careful(source: _Source, text_fields: list[str], score_field: st
     values: dict = {f: [] for f in (*text_fields, score_field)}
     lines = []
     for lineno, line in source.lines(0, 1):
+        if lineno == 1:
+            line = line.lstrip("\ufeff")  # a byte-order mark, as the CSV reader accepts
         if not line.strip():
             continue
         try:
@@ -594,8 +606,14 @@ def _read_jsonl_careful(source: _Source, text_fields: list[str], score_field: st
         if not isinstance(record, dict):
             raise ValueError(f"{name}:{lineno}: expected a JSON object per line; got {line.strip()[:80]!r}")
         for f in values:
-            if f not in record or record[f] is None:
+            if f not in record:
                 raise ValueError(f"{name}:{lineno}: no field {f!r} in the record (fields: {', '.join(record)})")
+            if record[f] is None:
+                raise ValueError(f"{name}:{lineno}: the field {f!r} is null; every record needs a value there")
+        for f in text_fields:
+            if not isinstance(record[f], (str, int, float)):
+                raise ValueError(f"{name}:{lineno}: the field {f!r} must be a string or a number; got "
+                                 f"{record[f]!r}")
         score = record[score_field]
         if isinstance(score, bool):
             score = int(score)
@@ -618,7 +636,12 @@ def _read_jsonl_careful(source: _Source, text_fields: list[str], score_field: st
                 raise ValueError(f"{name}:{lineno}: {score_field!r} = {v} is an integer among real-valued scores, "
                                  "where it cannot be read exactly (float64 holds integers exactly only below 2**53)")
         values[score_field] = np.array(scores, dtype=np.float64)
-    return pd.DataFrame(values)
+    frame = pd.DataFrame(values)
+    for f in text_fields:
+        # Integers next to floats or strings stay the Python values they were written as.
+        if frame[f].dtype.kind == "f" and not all(isinstance(v, float) for v in values[f]):
+            frame[f] = pd.Series(values[f], dtype=object)
+    return frame
 
 
 def _aligned(parts: list[tuple[str, str, Any, Any]], id_field: str, system_field: Optional[str], pd: Any) -> Any:
