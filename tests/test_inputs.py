@@ -296,3 +296,27 @@ def test_long_double_scores_are_not_rounded_to_float64():
     third = np.longdouble(1) / np.longdouble(3)  # not a float64
     with pytest.raises(ValueError, match="cannot be held exactly in float64"):
         pairperm.permutation_test(np.array([third, 0.5], dtype=np.longdouble), np.array([0.25, 0.5]))
+
+
+def test_chrf_plus_plus_frames_keep_their_word_orders():
+    # Only the six character orders of CHRF_COLUMNS were read by name: a chrF++ frame (24
+    # columns) was scored as chrF without a word.
+    rng = np.random.default_rng(0)
+    cols = list(pairperm.CHRF_COLUMNS) + [f"{w}_{o}" for o in (7, 8) for w in ("hyp", "ref", "match")]
+
+    def frame():
+        hyp, ref = rng.integers(5, 30, (40, 8)), rng.integers(5, 30, (40, 8))
+        match = (np.minimum(hyp, ref) * rng.uniform(0.3, 1, (40, 8))).astype(int)
+        return pd.DataFrame(np.stack([hyp, ref, match], axis=2).reshape(40, 24), columns=cols)
+
+    x, y = frame(), frame()
+    kw = dict(rng=0, n_resamples=300)
+    want = pairperm.compare(x.to_numpy(), y.to_numpy(), "corpus_chrf", **kw).difference
+    shuffled = y[list(reversed(cols))]
+    assert pairperm.compare(x, shuffled, "corpus_chrf", **kw).difference == pytest.approx(want, rel=1e-12)
+    assert pairperm.compare_systems({"A": x, "B": shuffled}, "corpus_chrf", **kw).rows[0].difference == \
+        pytest.approx(want, rel=1e-12)
+    assert want != pytest.approx(pairperm.compare(x.to_numpy()[:, :18], y.to_numpy()[:, :18], "corpus_chrf",
+                                                  **kw).difference)
+    with pytest.raises(ValueError, match="every order needs its hyp, ref and match"):
+        pairperm.compare(x.drop(columns=["match_8"]), y, "corpus_chrf")

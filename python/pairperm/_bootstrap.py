@@ -10,6 +10,7 @@ resample.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
@@ -68,6 +69,8 @@ def statistics_by_name(values: Any, metric: Any, name: str, func: str) -> Any:
         return values
     labels = [str(c) for c in columns]
     options = METRIC_COLUMNS.get(metric, ()) if isinstance(metric, str) else ()
+    if metric == "corpus_chrf":
+        options = (_chrf_orders(labels, name, func),)
     for wanted in options:
         if set(wanted) <= set(labels):
             return values[[columns[labels.index(w)] for w in wanted]].to_numpy()
@@ -78,6 +81,25 @@ def statistics_by_name(values: Any, metric: Any, name: str, func: str) -> Any:
     need = " or ".join("(" + ", ".join(w) + ")" for w in options) or "a single column"
     raise ValueError(f"{func}: {name} is a DataFrame with columns {labels}; metric={metric!r} reads columns by name "
                      f"and needs {need} (or pass an array, whose columns are taken in order)")
+
+
+def _chrf_orders(labels: list[str], name: str, func: str) -> tuple[str, ...]:
+    """The chrF columns of every order a frame holds in CHRF_COLUMNS' layout: chrF's six
+    character orders, and chrF++'s word orders 7 and 8 after them when present, so that a
+    chrF++ frame is never read as chrF."""
+    present = set(labels)
+    orders = [int(m.group(2)) for m in map(_CHRF_COLUMN.fullmatch, labels) if m]
+    wanted: tuple[str, ...] = CHRF_COLUMNS
+    for order in range(7, max(orders, default=0) + 1):
+        cols = tuple(f"{what}_{order}" for what in ("hyp", "ref", "match"))
+        if not set(cols) <= present:
+            raise ValueError(f"{func}: {name} holds chrF columns up to order {max(orders)} but not all of "
+                             f"{', '.join(cols)}; every order needs its hyp, ref and match columns")
+        wanted += cols
+    return wanted
+
+
+_CHRF_COLUMN = re.compile(r"(hyp|ref|match)_(\d+)")
 
 
 # Per-entry statistics of each built-in metric: a description and a test of the shape after N.
