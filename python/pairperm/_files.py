@@ -204,8 +204,8 @@ def read_table(name: str, *, stdin: Optional[TextIO] = None, delim: Optional[str
         raise ValueError(f"{name}: no column named {missing[0]!r} in the header row"
                          + (f" ({', '.join(header)})" if header is not None else " (the file has no header row)"))
     named = [*text_columns, *(usecols or ())]
-    twice = [c for c in named if header is not None and header.count(c) > 1]
-    if twice:
+    twice = [c for c in named if header.count(c) > 1] if header is not None else []
+    if twice and header is not None:
         raise ValueError(f"{name}: the header row names the column {twice[0]!r} {header.count(twice[0])} times "
                          f"({', '.join(header)}); which one is meant is ambiguous, so rename the others")
     text = frozenset(header.index(c) for c in text_columns) if header is not None else frozenset()
