@@ -184,3 +184,23 @@ def test_long_table_of_several_tasks(tmp_path, capsys):
     bad.write_text("task,item,model,score\nqa,1,a,1\n")
     code, _, err = run(["compare", str(bad), "--long"], capsys)
     assert code == 2 and "missing system" in err
+
+
+@pytest.mark.parametrize("flag,value,message", [
+    ("--jobs", "0", "argument --jobs: must be 1 or more"),
+    ("--seed", "-1", "argument --seed: must be 0 or more"),
+    ("--n-resamples", "-5", "argument --n-resamples: must be 1 or more"),
+    ("--n-resamples", "many", "argument --n-resamples: expected a whole number"),
+])
+def test_bad_numbers_are_reported_against_their_flag(tmp_path, systems, capsys, flag, value, message):
+    # They were passed on and refused under the library's argument names (n_jobs, rng seed), or
+    # accepted where no pair used them.
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", *one_per_line(tmp_path, systems), flag, value])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_test_command_reports_a_negative_seed_against_its_flag(capsys):
+    with pytest.raises(SystemExit):
+        main(["test", "-", "--seed", "-3"])
+    assert "argument --seed: must be 0 or more" in capsys.readouterr().err

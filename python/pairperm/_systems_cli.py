@@ -41,9 +41,10 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
     p.add_argument("--format", choices=FORMATS, default="table")
-    p.add_argument("--seed", type=int, default=None, help="seed for the Monte Carlo and bootstrap routes")
-    p.add_argument("--n-resamples", type=int, default=None, metavar="K", help="for the Monte Carlo and bootstrap routes")
-    p.add_argument("--jobs", type=int, default=None, metavar="N", help="threads (default: all cores)")
+    p.add_argument("--seed", type=whole_number(0), default=None, help="seed for the Monte Carlo and bootstrap routes")
+    p.add_argument("--n-resamples", type=whole_number(1), default=None, metavar="K",
+                   help="for the Monte Carlo and bootstrap routes")
+    p.add_argument("--jobs", type=whole_number(1), default=None, metavar="N", help="threads (default: all cores)")
     p.add_argument("--plot", type=Path, default=None, metavar="PNG",
                    help="also draw the matrix of adjusted p-values (with --long: each system's difference to "
                         "--baseline on every task) (needs matplotlib)")
@@ -54,6 +55,20 @@ def add_compare_parser(sub: Any) -> None:
                    help="with --long: correct within each task (default) or over all pairs of all tasks")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="LEVEL",
                    help="level of the intervals of every difference and system (0 for none)")
+
+
+def whole_number(least: int) -> Any:
+    """An argparse type for integers >= `least`, so that a bad value is reported against its
+    flag (not against the library argument it becomes)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be {least} or more; got {value}")
+        return value
+    return parse
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from ._errors import PrecisionWarning
 from ._f1 import f1_test, read_f1_file
 from ._files import read_table
 from ._permutation import TEST_METHODS, permutation_test
-from ._systems_cli import add_compare_parser, add_input_options, read_by_id, reads_by_id, run_compare
+from ._systems_cli import add_compare_parser, add_input_options, read_by_id, reads_by_id, run_compare, whole_number
 from ._validation import ALTERNATIVES
 from ._version import __version__
 from .datasets import stanza_pos_like
@@ -186,8 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="',' or 'tab' (default: any of comma, tab, semicolon or white space)")
     test.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
     test.add_argument("--method", choices=[m for m in TEST_METHODS if m != "monte_carlo"], default="auto")
-    test.add_argument("--mc", type=int, default=0, metavar="K", help="Monte Carlo with K resamples instead")
-    test.add_argument("--seed", type=int, default=None, help="seed of the sampling routes (repeatable runs)")
+    test.add_argument("--mc", type=whole_number(0), default=0, metavar="K", help="Monte Carlo with K resamples instead")
+    test.add_argument("--seed", type=whole_number(0), default=None, help="seed of the sampling routes (repeatable runs)")
     test.add_argument("--format", choices=("table", "json"), default="table")
     test.add_argument("--json", action="store_const", dest="format", const="json", help="same as --format json")
     test.add_argument(
@@ -211,8 +211,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             delim = "\t" if args.delim in ("tab", "\\t", "\t") else args.delim
             if delim not in (None, ",", "\t"):
                 raise ValueError(f"--delim must be ',' or 'tab'; got {args.delim!r}")
-            if args.mc < 0:
-                raise ValueError(f"--mc must be a positive number of resamples; got {args.mc}")
             path, reader = read_test_input(args)
             run_test_file(path, delim, args.alternative, args.method, args.mc or None, metric=args.metric,
                           plot=args.plot, fmt=args.format, seed=args.seed, reader=reader)
