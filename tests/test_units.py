@@ -290,3 +290,43 @@ def test_list_labels_of_one_kind_give_the_same_units_as_an_array():
     want = pairperm.permutation_test(x, y, groups=np.array(labels)).pvalue
     assert pairperm.permutation_test(x, y, groups=labels).pvalue == want
     assert pairperm.permutation_test(x, y, groups=[0, 1, 0, 2, 1, 2, 3, 3]).pvalue == want
+
+
+def test_compare_systems_matches_groups_to_the_items_by_id():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(13)
+    ids = [f"q{i}" for i in range(12)]
+    labels = np.repeat(np.arange(4), 3)
+    x, y = rng.integers(0, 2, 12), rng.integers(0, 2, 12)
+    x[:3], y[:3] = 1, 0  # a unit whose items all favour A: pairing by position changes the units' sums
+    a, b = pd.Series(x, index=ids), pd.Series(y, index=ids)
+    passage = pd.Series(labels, index=ids)
+    want = float(brute_unit_pvalue(x, y, labels.tolist(), sum_difference, "two-sided"))
+    assert pairperm.compare(a, b, "accuracy", groups=passage).pvalue == pytest.approx(want, rel=1e-12)
+    shuffled = passage.sample(frac=1.0, random_state=3)
+    positional = float(brute_unit_pvalue(x, y, shuffled.to_numpy().tolist(), sum_difference, "two-sided"))
+    assert positional != pytest.approx(want)  # the case tells id from position apart
+    frame = pd.DataFrame({"A": a, "B": b})
+    order = list(reversed(ids))
+    cases = {
+        "mapping": ({"A": a, "B": b}, shuffled),
+        "first system in another order": ({"B": b[order], "A": a}, passage),
+        "DataFrame": (frame, shuffled),
+        "DataFrame with an id column": (frame.reset_index(names="doc").iloc[::-1], shuffled),
+    }
+    for what, (scores, groups) in cases.items():
+        kw = {"id_column": "doc"} if what.endswith("id column") else {}
+        got = pairperm.compare_systems(scores, groups=groups, **kw).rows[0]
+        assert got.pvalue == pytest.approx(want, rel=1e-12), what
+    several = pairperm.compare_systems({"t": {"A": a, "B": b}, "u": {"A": a, "B": b}}, groups={"t": shuffled})
+    assert several.rows[0].pvalue == pytest.approx(want, rel=1e-12)
+    # A long table sorts its items (q0, q1, q10, q11, q2, ...): labels indexed by item follow them.
+    long = pd.DataFrame([("t", i, s, int(v[i])) for i in order for s, v in (("A", a), ("B", b))],
+                        columns=["task", "item", "system", "score"])
+    assert pairperm.compare_systems(long, groups={"t": shuffled}).rows[0].pvalue == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match=r"groups is indexed by other ids than the items \(only in the scores: 'q11'"):
+        pairperm.compare_systems({"A": a, "B": b}, groups=passage.iloc[:-1])
+    with pytest.raises(ValueError, match="groups has an index of item ids but the scores has none"):
+        pairperm.compare_systems({"A": x, "B": y}, groups=passage)
+    # Plain labels stay in the items' order, as in the single-pair tests.
+    assert pairperm.compare_systems({"A": a, "B": b}, groups=labels).rows[0].pvalue == pytest.approx(want, rel=1e-12)

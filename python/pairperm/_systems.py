@@ -32,6 +32,7 @@ from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
 from ._validation import (
     Alternative,
+    _has_index,
     align_by_index,
     apply_vectorised,
     as_int_array,
@@ -852,7 +853,9 @@ def compare_systems(
         The exchangeable unit of each item (passage, prompt, document ...): one label per
         item, or with several tasks ``{task: labels}`` for the tasks that have units. Items
         of a unit are swapped (and resampled) together: every test runs on the per-unit
-        sums, still exact on the integer engines. Metric values, differences and intervals
+        sums, still exact on the integer engines. A pandas Series of labels is matched to the
+        items by id (the index of the systems or DataFrame, ``id_column``, or a long table's
+        items), in any order; plain labels are in the items' order. Metric values, differences and intervals
         stay per item. See :doc:`/user-guide/units`.
     columns : mapping, optional
         Column names of a long table: ``{"task": ..., "item": ..., "system": ..., "score": ...}``
@@ -899,10 +902,10 @@ def compare_systems(
             columns=columns, options=options, groups=groups, id_column=id_column)
     _single_task_options(metric, correction_scope, cache, columns)
     level, n_boot = _tasks.interval_options(confidence_level, bootstrap_resamples)
-    sys_names, arrays, root, n_jobs = _compare_systems_iv(scores, metric, names, alternative, correction, alpha,
-                                                          n_jobs, executor, options, id_column)
+    sys_names, arrays, root, n_jobs, items = _compare_systems_iv(scores, metric, names, alternative, correction,
+                                                                 alpha, n_jobs, executor, options, id_column)
     pairs = _pairs(sys_names, baseline)
-    task = _tasks.PreparedTask.of("", metric, sys_names, arrays, pairs, groups)
+    task = _tasks.PreparedTask.of("", metric, sys_names, arrays, pairs, groups, items=items)
     statistic, pvalue, test, engine = _run_all(task.arrays, sys_names, pairs, metric, alternative, options, root,
                                                n_jobs, executor, progress)
     adjusted = multipletests(pvalue, correction)
@@ -954,7 +957,9 @@ def _single_task_options(metric: Any, correction_scope: Any, cache: Any, columns
 
 def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, correction: Any, alpha: Any,
                         n_jobs: Any, executor: Any, options: dict, id_column: Any = None) -> tuple:
-    """Validate the arguments and every system once: (names, arrays, seed root, n_jobs)."""
+    """Validate the arguments and every system once: (names, arrays, seed root, n_jobs, items), where
+    `items` is a pandas object whose index holds the items' ids in the order of the arrays (None
+    when the systems carry no ids)."""
     check_alternative(alternative, _FUNC)
     if correction not in CORRECTIONS:
         raise ValueError(f"{_FUNC}: correction must be one of {', '.join(map(repr, CORRECTIONS))}; got {correction!r}")
@@ -972,6 +977,7 @@ def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, 
                         f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
     root = _seed_root(options.pop("rng", None))
     sys_names, raw = _read_systems(scores, names, id_column)
+    items = _item_ids(scores, raw, id_column)
     if len(sys_names) != len(set(sys_names)):
         raise ValueError(f"{_FUNC}: system names must be unique; got {sys_names}")
     if len(sys_names) < 2:
@@ -986,7 +992,18 @@ def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, 
         raise ValueError(f"{_FUNC}: every system must have the same shape of per-entry scores; got {detail}")
     if len(arrays[0]) == 0:
         raise ValueError(f"{_FUNC}: the systems have no entries")
-    return sys_names, arrays, root, jobs
+    return sys_names, arrays, root, jobs, items
+
+
+def _item_ids(scores: Any, raw: list, id_column: Any) -> Any:
+    """A pandas object indexed by the items' ids in the order the systems were read (after
+    align_by_index), so that other per-item input (groups) is matched by id; None without ids."""
+    if _is_dataframe(scores):
+        if id_column is None:
+            return scores
+        by_name = {str(c): c for c in scores.columns}
+        return scores.set_index(by_name[str(id_column)])
+    return raw[0] if raw and _has_index(raw[0]) else None
 
 
 def _pairs(sys_names: list, baseline: Any) -> np.ndarray:

@@ -31,7 +31,7 @@ from ._intervals import (
     shift_interval,
 )
 from ._units import read_groups, unit_sums
-from ._validation import Alternative, check_probability
+from ._validation import Alternative, _has_index, align_by_index, check_probability, index_difference
 from ._version import __version__
 
 __all__ = ["LONG_COLUMNS", "SCOPES", "MultiTaskComparison", "TaskPair", "TaskSummary", "compare_tasks",
@@ -369,10 +369,11 @@ def _long_columns(columns: Any) -> tuple[str, str, str, tuple]:
     return names["task"], names["item"], names["system"], scores
 
 
-def long_table_tasks(frame: Any, columns: Any) -> dict:
+def long_table_tasks(frame: Any, columns: Any) -> tuple[dict, dict]:
     """{task: {system: per-item scores aligned by item}} from a long table with one row per
-    (task, item, system); items are sorted within each task, tasks and systems keep the order
-    in which they first appear. Missing and duplicated (task, item, system) are errors."""
+    (task, item, system), and {task: a DataFrame without columns indexed by its items}; items
+    are sorted within each task, tasks and systems keep the order in which they first appear.
+    Missing and duplicated (task, item, system) are errors."""
     task_col, item_col, system_col, score_cols = _long_columns(columns)
     have = {str(c): c for c in frame.columns}
     missing = [c for c in (task_col, item_col, system_col, *score_cols) if str(c) not in have]
@@ -401,6 +402,7 @@ def long_table_tasks(frame: Any, columns: Any) -> dict:
         shown = ", ".join(f"({t!r}, {i!r}, {s!r})" for t, i, s in rows.itertuples(index=False))
         raise ValueError(f"{_FUNC}: the long table has {int(dup.sum())} rows sharing a (task, item, system): {shown}")
     out: dict = {}
+    items: dict = {}
     for task, sub in frame.groupby(key[0], sort=False):
         systems = list(dict.fromkeys(sub[key[2]].tolist()))
         wide = sub.pivot(index=key[1], columns=key[2], values=values)
@@ -418,7 +420,8 @@ def long_table_tasks(frame: Any, columns: Any) -> dict:
             cols = [wide[(v, s)].to_numpy() for v in values]
             per_system[str(s)] = cols[0] if len(cols) == 1 else np.column_stack(cols)
         out[str(task)] = per_system
-    return out
+        items[str(task)] = wide.iloc[:, :0]
+    return out, items
 
 
 @dataclass
@@ -437,12 +440,21 @@ class PreparedTask:
 
     @classmethod
     def of(cls, name: str, metric: Any, systems: list, arrays: list, pairs: np.ndarray, groups: Any,
-           func: str = _FUNC) -> PreparedTask:
-        """The task's item-level metric values, and its arrays summed per unit with `groups`."""
+           func: str = _FUNC, items: Any = None) -> PreparedTask:
+        """The task's item-level metric values, and its arrays summed per unit with `groups`
+        (labels indexed by item id are matched with `items`, a pandas object whose index holds
+        the ids in the order of the arrays, as the systems are: by id, never by position)."""
         values = tuple(_systems._metric_value(metric, a) for a in arrays)
         n = len(arrays[0])
         if groups is None:
             return cls(name, metric, systems, arrays, pairs, n, values, n)
+        if _has_index(groups):
+            if items is not None and (len(groups.index) != n or len(items.index.difference(groups.index))):
+                raise ValueError(f"{func}: groups is indexed by other ids than the items "
+                                 f"({index_difference(items.index, groups.index, ('the scores', 'groups'))}); "
+                                 "give one unit label per item id, or plain labels in the items' order")
+            # Without ids of the items, only labels indexed 0..N-1 may be read by position.
+            groups = align_by_index([arrays[0] if items is None else items, groups], ["the scores", "groups"], func)[1]
         units = read_groups(groups, n, func)
         arrays = [unit_sums(a, units, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
         counts = np.diff(np.append(units.starts, n)).astype(np.int64)
@@ -457,13 +469,14 @@ class PreparedTask:
 
 def prepare_task(name: str, scores: Any, metric: Any, names: Any, baseline: Any, alternative: Any, correction: Any,
                  alpha: Any, n_jobs: Any, executor: Any, options: dict, groups: Any = None,
-                 id_column: Any = None) -> PreparedTask:
-    """Read and validate one task's systems (the single-task rules, errors naming the task)."""
+                 id_column: Any = None, items: Any = None) -> PreparedTask:
+    """Read and validate one task's systems (the single-task rules, errors naming the task);
+    `items` indexes the items of a long table's task (whose systems are plain arrays)."""
     try:
-        sys_names, arrays, _root, _jobs = _systems._compare_systems_iv(
+        sys_names, arrays, _root, _jobs, ids = _systems._compare_systems_iv(
             scores, metric, names, alternative, correction, alpha, n_jobs, executor, dict(options), id_column)
         pairs = _systems._pairs(sys_names, baseline)
-        return PreparedTask.of(name, metric, sys_names, arrays, pairs, groups)
+        return PreparedTask.of(name, metric, sys_names, arrays, pairs, groups, items=ids if items is None else items)
     except ValueError as exc:
         raise ValueError(f"task {name!r}: {exc}") from None
 
@@ -690,8 +703,9 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
     store = as_cache(cache, _FUNC)
     options = dict(options)
     root = _systems._seed_root(options.pop("rng", None))
+    items: dict = {}
     if _systems._is_dataframe(scores):
-        scores = long_table_tasks(scores, columns)
+        scores, items = long_table_tasks(scores, columns)
     elif columns is not None:
         raise ValueError(f"{_FUNC}: columns names the columns of a long table (a pandas DataFrame); scores is a "
                          f"{type(scores).__name__}")
@@ -701,7 +715,7 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
     metrics = _task_metrics(metric, task_names)
     units = _task_groups(groups, task_names)
     prepared = [prepare_task(t, v, metrics[t], names, baseline, alternative, correction, alpha, n_jobs, executor,
-                             options, units.get(t), id_column)
+                             options, units.get(t), id_column, items.get(t))
                 for t, v in zip(task_names, scores.values())]
 
     total = sum(len(t.pairs) for t in prepared)
