@@ -330,3 +330,24 @@ def test_compare_systems_matches_groups_to_the_items_by_id():
         pairperm.compare_systems({"A": x, "B": y}, groups=passage)
     # Plain labels stay in the items' order, as in the single-pair tests.
     assert pairperm.compare_systems({"A": a, "B": b}, groups=labels).rows[0].pvalue == pytest.approx(want, rel=1e-12)
+
+
+def test_compare_systems_with_groups_reports_what_compare_reports_when_unit_sums_are_0_1():
+    rng = np.random.default_rng(14)
+    labels = np.repeat(np.arange(40), 2)
+    systems = {}
+    for s in "ABC":  # at most one correct item per unit: every unit sum is 0 or 1
+        v = np.zeros(80, np.int64)
+        v[2 * np.flatnonzero(rng.random(40) < 0.5)] = 1
+        systems[s] = v
+    one = pairperm.compare_systems(systems, groups=labels)
+    several = pairperm.compare_systems({"t": systems, "u": systems}, groups={"t": labels})
+    for rows in (one.rows, [r for r in several.rows if r.task == "t"]):
+        for r in rows:
+            want = pairperm.compare(systems[r.system_a], systems[r.system_b], groups=labels)
+            assert (r.test, r.statistic, r.pvalue) == (want.test, want.statistic, want.pvalue)
+            assert r.test == "permutation_test"
+            assert r.statistic == int(systems[r.system_a].sum() - systems[r.system_b].sum())
+    # Without groups the same 0/1 items are McNemar's, as in compare().
+    plain = [r for r in several.rows if r.task == "u"]
+    assert {r.test for r in plain} == {pairperm.compare(systems["A"], systems["B"]).test} == {"mcnemar_test"}

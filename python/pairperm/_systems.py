@@ -907,7 +907,7 @@ def compare_systems(
     pairs = _pairs(sys_names, baseline)
     task = _tasks.PreparedTask.of("", metric, sys_names, arrays, pairs, groups, items=items)
     statistic, pvalue, test, engine = _run_all(task.arrays, sys_names, pairs, metric, alternative, options, root,
-                                               n_jobs, executor, progress)
+                                               n_jobs, executor, progress, grouped=task.item_counts is not None)
     adjusted = multipletests(pvalue, correction)
     values = task.values
     system_ci: tuple = ()
@@ -1020,9 +1020,10 @@ def _pairs(sys_names: list, baseline: Any) -> np.ndarray:
 
 def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alternative: Any, options: dict,
              root: Any, n_jobs: Optional[int], executor: Any, progress: Any,
-             seed_keys: Optional[Sequence[int]] = None) -> tuple:
+             seed_keys: Optional[Sequence[int]] = None, grouped: bool = False) -> tuple:
     """(statistic, pvalue, test, engine) per pair: integer sums in the C++ batch, the rest through compare().
-    Pair k draws its seed from `root` and ``seed_keys[k]`` (default: k itself)."""
+    Pair k draws its seed from `root` and ``seed_keys[k]`` (default: k itself). `grouped`: the
+    arrays are sums per unit of groups=, whose test is never McNemar's."""
     n, n_pairs = len(sys_names), len(pairs)
     method = options.get("method", "auto")
     # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems),
@@ -1031,7 +1032,8 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
                 and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
                 for a in arrays]
     # Integers, so min >= 0 and max <= 1 is "all 0/1" (compare() checks the same) in two reductions.
-    binary = [ok and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
+    # Unit sums that happen to be 0/1 are not 0/1 items: compare() runs permutation_test on them.
+    binary = [ok and not grouped and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
               for ok, a in zip(integral, arrays)]
     in_batch = np.array([integral[i] and integral[j] for i, j in pairs], dtype=bool)
     statistic: list = [None] * n_pairs

@@ -546,7 +546,7 @@ def _run_chunk(task: PreparedTask, idx: list, seed_keys: list, alternative: str,
     pairs = task.pairs[idx]
     statistic, pvalue, test, engine = _systems._run_all(
         task.arrays, task.systems, pairs, task.metric, alternative, options, root, n_jobs, executor, progress,
-        seed_keys=seed_keys)
+        seed_keys=seed_keys, grouped=task.item_counts is not None)
     intervals = shift_intervals(task, pairs, alternative, confidence_level, n_jobs)
     return [{"statistic": statistic[k], "pvalue": float(pvalue[k]), "test": test[k], "engine": engine[k],
              "ci_low": low, "ci_high": high} for k, (low, high) in enumerate(intervals)]
