@@ -456,6 +456,83 @@ def test_keyboard_interrupt_keeps_finished_pairs(monkeypatch):
         (r.system_a, r.system_b, r.pvalue) for r in full.rows[:64]]
 
 
+def _fbeta(beta):
+    """A metric factory, as harnesses write them: every closure has the same name."""
+    def fbeta(s):
+        tp, fp, fn = s[..., 0], s[..., 1], s[..., 2]
+        return (1 + beta**2) * tp / ((1 + beta**2) * tp + beta**2 * fn + fp)
+    return fbeta
+
+
+_SCALE = 2.0
+
+
+def _scaled(s):
+    return _SCALE * s[..., 0] / (s[..., 0] + s[..., 1] + s[..., 2])
+
+
+def test_cache_keys_a_callable_metric_by_what_decides_its_results(tmp_path, monkeypatch):
+    global _SCALE
+    data = {"ner": _f1_task(21, 60, names="ABC"), "pos": _f1_task(22, 60, names="ABC")}
+    kw = dict(rng=0, n_resamples=300, confidence_level=None, progress=False)
+
+    def run(metric, cache=tmp_path):
+        counting = _Counting(monkeypatch)
+        res = pairperm.compare_systems(data, metric, cache=cache, **kw)
+        monkeypatch.undo()
+        return res, counting.pairs
+
+    # Another closure of the same factory, or another lambda, is another metric: nothing is reused.
+    first, computed = run(_fbeta(0.5))
+    assert computed == 6
+    for other in (_fbeta(2.0), lambda s: s[..., 0] / (s[..., 0] + s[..., 1]), lambda s: s[..., 0] / (s[..., 0] + s[..., 2])):
+        cached, computed = run(other)
+        assert computed == 6 and cached == pairperm.compare_systems(data, other, **kw)
+    # The same closure again is found.
+    again, computed = run(_fbeta(0.5))
+    assert computed == 0 and again == first
+    # So is a changed global the function reads.
+    run(_scaled)
+    try:
+        _SCALE = 3.0
+        cached, computed = run(_scaled)
+        assert computed == 6 and cached == pairperm.compare_systems(data, _scaled, **kw)
+    finally:
+        _SCALE = 2.0
+
+
+def test_cache_refuses_a_callable_metric_it_cannot_key(tmp_path, monkeypatch):
+    data = {"ner": _f1_task(21, 60, names="ABC"), "pos": _f1_task(22, 60, names="ABC")}
+
+    class Weighted:  # its result depends on state the cache cannot see
+        def __init__(self, w):
+            self.w = w
+
+        def __call__(self, s):
+            return self.w * s[..., 0] / s.sum(axis=-1)
+
+    counting = _Counting(monkeypatch)
+    with pytest.raises(ValueError, match=r"task 'ner': cache= cannot key the metric .*Weighted.*or run without cache="):
+        pairperm.compare_systems(data, Weighted(2.0), cache=tmp_path, n_resamples=300)
+    assert counting.pairs == 0  # refused before any pair ran
+    weights = Weighted(3.0)
+    with pytest.raises(ValueError, match=r"'weights' in the closure of .* is a .*Weighted"):
+        pairperm.compare_systems(data, lambda s: weights(s), cache=tmp_path, n_resamples=300)
+
+
+def test_callable_key_is_the_same_in_another_process(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "metric_mod.py").write_text(
+        "import numpy as np\nNAMES = {'tp', 'fp', 'fn', 'x', 'y', 'z'}\nW = np.arange(3.0)\n"
+        "def metric(s):\n    return (s @ W) / len(NAMES)\n")
+    code = "import metric_mod; from pairperm._cache import callable_key; print(callable_key(metric_mod.metric))"
+    keys = {subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in (1, 2, 3)}
+    assert len(keys) == 1 and len(keys.pop().strip()) == 64
+
+
 def test_bad_cache_is_an_error(tmp_path, tasks):
     f = tmp_path / "file"
     f.write_text("x")

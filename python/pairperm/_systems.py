@@ -846,7 +846,10 @@ def compare_systems(
         holding finished pairs, keyed on a hash of the two systems' data and every option that
         decides the pair's result (metric, alternative, method, n_resamples, the pair's seed,
         confidence level, pairperm version); a repeated or interrupted run computes only the
-        pairs it does not find. A callable metric is keyed by its module and name. After Ctrl-C
+        pairs it does not find. A callable metric is keyed by what decides its results (its
+        code, defaults, closure and the globals it reads, or an installed package's function by
+        name and version); one that reads values the cache cannot hash (objects of its own
+        classes, callable instances) is refused with cache=. After Ctrl-C
         the pairs finished so far are in the cache, and the KeyboardInterrupt carries them as
         ``exc.partial_result`` (a MultiTaskComparison with ``complete=False``).
     groups : array_like or mapping, optional

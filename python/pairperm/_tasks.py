@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _systems
 from ._bootstrap import f1_from_sums
-from ._cache import as_cache, data_digest, pair_key
+from ._cache import UnkeyableError, as_cache, callable_key, data_digest, pair_key
 from ._compare import _INTEGER_SUMS, REAL_MEANS
 from ._intervals import (
     AUTO_EXACT_MAX,
@@ -513,10 +513,18 @@ def _task_metrics(metric: Any, tasks: list) -> dict:
 # ---------------------------------------------------------------- running
 
 
-def _metric_id(metric: Any) -> str:
-    if callable(metric):
-        return f"callable:{getattr(metric, '__module__', '')}.{getattr(metric, '__qualname__', repr(metric))}"
-    return str(metric)
+def _metric_id(metric: Any, task: str) -> str:
+    """The metric as the cache keys it; a callable by what decides its results (callable_key)."""
+    if not callable(metric):
+        return str(metric)
+    try:
+        return f"callable:{callable_key(metric)}"
+    except UnkeyableError as exc:
+        raise ValueError(
+            f"{_FUNC}: task {task!r}: cache= cannot key the metric {_metric_name(metric)!r}: {exc}, whose effect on "
+            "the results cannot be hashed, so a cached pair could belong to another metric; read such values "
+            "into plain data (numbers, strings, tuples, dicts, NumPy arrays) in a function's defaults, closure or "
+            "globals, or run without cache=") from None
 
 
 def _name_key(*parts: str) -> int:
@@ -663,11 +671,11 @@ def _bootstrap(task: PreparedTask, confidence_level: float, alternative: str, n_
     return r.intervals * scale, pair_intervals
 
 
-def _options_key(task: PreparedTask, alternative: str, options: dict, seed: Optional[int],
+def _options_key(task: PreparedTask, metric_id: str, alternative: str, options: dict, seed: Optional[int],
                  confidence_level: Optional[float]) -> str:
     units = _shift_units(task.metric)
     return json.dumps({
-        "pairperm": __version__, "metric": _metric_id(task.metric), "alternative": alternative,
+        "pairperm": __version__, "metric": metric_id, "alternative": alternative,
         "method": options.get("method", "auto"), "n_resamples": options.get("n_resamples"), "seed": seed,
         "shift_interval": units if confidence_level is not None and units else None,
         "confidence_level": confidence_level if units else None,
@@ -718,12 +726,15 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
                              options, units.get(t), id_column, items.get(t))
                 for t, v in zip(task_names, scores.values())]
 
+    # Every metric keyed before any pair runs: a metric the cache cannot key is refused up front.
+    metric_ids = [_metric_id(t.metric, t.name) if store is not None else "" for t in prepared]
     total = sum(len(t.pairs) for t in prepared)
     overall = _systems._Progress(progress, total)
     results: dict = {}  # (task index, pair index) -> finished pair
     try:
         for ti, task in enumerate(prepared):
-            _run_task(ti, task, alternative, options, root, n_jobs, executor, level, store, overall, results)
+            _run_task(ti, task, metric_ids[ti], alternative, options, root, n_jobs, executor, level, store, overall,
+                      results)
     except KeyboardInterrupt as exc:
         # The pairs finished so far travel with the interrupt (and are in the cache, if any).
         exc.partial_result = _assemble(  # type: ignore[attr-defined]
@@ -736,8 +747,8 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
                      root, n_boot, complete=True)
 
 
-def _run_task(ti: int, task: PreparedTask, alternative: str, options: dict, root: Optional[int], n_jobs: Any,
-              executor: Any, level: Optional[float], store: Any, overall: Any, results: dict) -> None:
+def _run_task(ti: int, task: PreparedTask, metric_id: str, alternative: str, options: dict, root: Optional[int],
+              n_jobs: Any, executor: Any, level: Optional[float], store: Any, overall: Any, results: dict) -> None:
     """Fill `results` with the task's pairs: from the cache where found, computed otherwise
     (in chunks stored as they finish when there is a cache)."""
     seeds = [_name_key(task.name, task.systems[i], task.systems[j]) for i, j in task.pairs.tolist()]
@@ -748,7 +759,7 @@ def _run_task(ti: int, task: PreparedTask, alternative: str, options: dict, root
         todo = []
         for k, (i, j) in enumerate(task.pairs.tolist()):
             seed = _systems._pair_seed(root, seeds[k])
-            keys[k] = pair_key(_options_key(task, alternative, options, seed, level), digests[i], digests[j])
+            keys[k] = pair_key(_options_key(task, metric_id, alternative, options, seed, level), digests[i], digests[j])
             hit = store.get(keys[k])
             if hit is None:
                 todo.append(k)
