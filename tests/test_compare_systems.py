@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm import _core, datasets
+from pairperm import _core, _systems, datasets
 from pairperm._systems import _pair_seed, multipletests
 from reference import exact_pvalue, sign_flip_pvalue
 from synthetic import mixed
@@ -514,6 +514,25 @@ def test_progress_callable_sees_every_pair(pos, ner):
         total = len(res.rows)
         assert seen and seen[-1] == (total, total)
         assert all(t == total for _, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_progress_counts_each_pair_once_when_the_batch_hands_pairs_back(monkeypatch):
+    rng = np.random.default_rng(0)
+    wide = {f"s{k}": rng.integers(0, 10**12, 30) for k in range(4)}  # the planner hands these to compare()
+    narrow = {f"s{k}": rng.integers(0, 3, 30) for k in range(4)}  # these stay in the batch
+    handed_back: list = []
+    run_pairs = _systems._run_pairs
+    monkeypatch.setattr(_systems, "_run_pairs", lambda *a, **k: (handed_back.append(len(a[2])), run_pairs(*a, **k)))
+    pairperm.compare_systems(wide, "sum", progress=False)
+    assert handed_back == [6]
+    for scores in (wide, {"wide": wide, "narrow": narrow}, {"narrow": narrow, "wide": wide}):
+        seen: list = []
+        res = pairperm.compare_systems(scores, "sum", progress=lambda d, t, seen=seen: seen.append((d, t)),
+                                       confidence_level=None)
+        total = len(res.rows)
+        done = [d for d, _ in seen]
+        assert all(t == total for _, t in seen)
+        assert done == sorted(set(done)) and done[-1] == total  # rises, reaching total once, at the end
 
 
 def test_process_pool_equals_local_run(pos, ner):

@@ -1072,6 +1072,7 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
 
     def store(sub: np.ndarray, res: tuple) -> None:
         observed, n_varying, pv, _log_pv, status, planned = res
+        handed_back = len(redo)
         for t, k in enumerate(sub.tolist()):
             if status[t]:
                 redo.append(k)
@@ -1086,7 +1087,10 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
                 statistic[k] = int(observed[t])
                 test[k] = "permutation_test"
             pvalue[k] = float(pv[t])
-        prog.update(len(sub))
+        # The pairs handed back are counted when compare() has run them.
+        finished = len(sub) - (len(redo) - handed_back)
+        if finished:
+            prog.update(finished)
 
     if executor is None:
         threads = n_jobs or os.cpu_count() or 1
