@@ -489,6 +489,21 @@ def test_argument_errors(pos, kwargs, err, match):
         pairperm.compare_systems(pos, **kwargs)
 
 
+@pytest.mark.parametrize("n_resamples", [-5, 0, "many", 2.5, True, 2**53])
+def test_n_resamples_is_checked_as_compare_checks_it_when_every_pair_runs_in_the_batch(n_resamples):
+    rng = np.random.default_rng(0)
+    systems = {f"s{i}": rng.integers(0, 5, 60) for i in range(3)}
+    with pytest.raises(ValueError) as single:
+        pairperm.compare(systems["s0"], systems["s1"], "sum", n_resamples=n_resamples)
+    want = single.value.args[0].split(": ", 1)[1]  # the message without the function's name
+    with pytest.raises(ValueError, match=f"^compare_systems: {re.escape(want)}$"):
+        pairperm.compare_systems(systems, "sum", n_resamples=n_resamples)
+    with pytest.raises(ValueError, match=re.escape(want)):
+        pairperm.compare_systems({"t": systems, "u": systems}, "sum", n_resamples=n_resamples)
+    with pytest.raises(ValueError, match=re.escape(want)):
+        pairperm.compare_systems(systems, "mean", n_resamples=n_resamples)
+
+
 def test_data_errors_name_the_system(pos):
     with pytest.raises(ValueError, match=r"lengths differ \('a': 5, 'b': 4\)"):
         pairperm.compare_systems({"a": [1, 2, 3, 4, 5], "b": [1, 2, 3, 4]})

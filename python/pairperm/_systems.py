@@ -31,6 +31,7 @@ from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, check_se
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
 from ._validation import (
+    N_RESAMPLES,
     Alternative,
     _has_index,
     align_by_index,
@@ -979,6 +980,8 @@ def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, 
         raise TypeError(f"{_FUNC}: unexpected option(s) {', '.join(map(repr, unknown))}; options are passed on "
                         f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
     root = _seed_root(options.pop("rng", None))
+    # As compare() checks them: pairs that the C++ batch runs never reach compare()'s own check.
+    _runner.monte_carlo_options(options.get("n_resamples", N_RESAMPLES), None, None, _FUNC)
     sys_names, raw = _read_systems(scores, names, id_column)
     items = _item_ids(scores, raw, id_column)
     if len(sys_names) != len(set(sys_names)):
