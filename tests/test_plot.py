@@ -606,6 +606,48 @@ def test_differences_raw_pvalues_boundary_missing_cells_and_own_axes():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["not significant"]
 
 
+@pytest.mark.parametrize("alternative, baseline", [("greater", "s0"), ("less", "s0"), ("greater", None)])
+def test_differences_draw_one_sided_intervals_to_the_panel_edge(alternative, baseline):
+    rng = np.random.default_rng(0)
+    tasks = {t: {f"s{i}": (rng.random(200) < 0.4 + 0.1 * i).astype(int) for i in range(3)} for t in ("a", "b")}
+    res = pairperm.compare_systems(tasks, baseline=baseline, alternative=alternative, rng=0)
+    axes = res.plot_differences(baseline="s0")
+    systems, drawn = drawn_differences(axes)
+    for r in res.rows:
+        if "s0" not in (r.system_a, r.system_b):
+            continue
+        flip = r.system_a == "s0"  # drawn as system minus s0
+        system = r.system_b if flip else r.system_a
+        low, high = (-r.ci_high, -r.ci_low) if flip else (r.ci_low, r.ci_high)
+        assert math.isinf(low) != math.isinf(high)  # one-sided: exactly one end unbounded
+        (ax,) = [ax for ax in axes if ax.get_title() == r.task]
+        left, right = ax.get_xlim()
+        centre, segment, _filled = drawn[system, r.task]
+        assert centre == pytest.approx(-r.difference if flip else r.difference)
+        want = (low, right) if math.isinf(high) else (left, high)
+        assert segment == pytest.approx(want, rel=1e-12)
+        assert left < min(centre, 0.0) and max(centre, 0.0) < right  # the finite parts are inside the panel
+        arrows = [(x, y) for line in ax.get_lines() if line.get_marker() == (">" if math.isinf(high) else "<")
+                  for x, y in zip(line.get_xdata(), line.get_ydata())]
+        assert (right if math.isinf(high) else left, systems.index(system)) in arrows
+
+
+def test_differences_cli_plots_one_sided_comparisons(tmp_path):
+    pd = pytest.importorskip("pandas")
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(1)
+    rows = [("t", i, f"m{k}", int(rng.random() < 0.4 + 0.1 * k)) for i in range(80) for k in range(3)]
+    pd.DataFrame(rows, columns=["task", "item", "system", "score"]).to_csv(tmp_path / "long.csv", index=False)
+    out = subprocess.run([sys.executable, "-m", "pairperm", "compare", str(tmp_path / "long.csv"), "--long",
+                          "--baseline", "m0", "--alternative", "greater", "--plot", str(tmp_path / "x.png")],
+                         capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "x.png").stat().st_size > 0
+
+
 def good_rows():
     return [dict(task="t", system_a="A", system_b="base", difference=1.0, ci_low=0.5, ci_high=1.5,
                  pvalue=0.01, pvalue_adjusted=0.02),
@@ -636,6 +678,10 @@ def edited(k, **changes):
         (lambda: pairperm.plot_differences(edited(1, difference=math.inf)), "row 1: difference must be finite"),
         (lambda: pairperm.plot_differences(edited(0, ci_low=2.0)), r"row 0: the interval"),
         (lambda: pairperm.plot_differences(edited(0, ci_low=math.nan)), r"row 0: the interval"),
+        (lambda: pairperm.plot_differences(edited(0, ci_low=-math.inf, ci_high=math.inf)), r"row 0: the interval"),
+        (lambda: pairperm.plot_differences(edited(0, ci_low=math.inf, ci_high=math.inf)), r"row 0: the interval"),
+        (lambda: pairperm.plot_differences(edited(0, ci_low=0.5, ci_high=-math.inf)), r"row 0: the interval"),
+        (lambda: pairperm.plot_differences(edited(0, ci_low=math.nan, ci_high=math.inf)), r"row 0: the interval"),
         (lambda: pairperm.plot_differences(edited(1, pvalue_adjusted=1.5)), "row 1: pvalue_adjusted"),
         (lambda: pairperm.plot_differences(edited(1, system_a="A"), baseline="base"), "second row for 'A'"),
         (lambda: pairperm.plot_differences(edited(1, system_a="base")), "row 1 compares 'base' with itself"),

@@ -501,7 +501,8 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     table : pandas.DataFrame or sequence of mappings
         One row per compared pair and task, with columns ``task``, ``system_a``,
         ``system_b``, ``difference`` (metric of A minus metric of B), ``ci_low``,
-        ``ci_high`` (its confidence interval; both NaN: none is drawn) and
+        ``ci_high`` (its confidence interval; both NaN: none is drawn; one infinite end, as
+        one-sided tests give: drawn from its finite end to the panel's edge, with an arrow) and
         ``pvalue_adjusted`` (``pvalue`` with ``adjusted=False``); other columns are
         ignored. Rows with the baseline as ``system_a`` are turned round (difference and
         interval negated), so every value drawn is *system minus baseline*. Rows without
@@ -581,9 +582,12 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
         if not math.isfinite(diff):
             raise ValueError(f"{func}: row {k}: difference must be finite; got {diff!r}")
         no_interval = math.isnan(low) and math.isnan(high)
-        if not no_interval and not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        # One infinite end is a one-sided interval; both, or NaN beside a number, mean nothing drawable.
+        bounded_once = (math.isfinite(low) or math.isfinite(high)) and low != math.inf and high != -math.inf
+        if not no_interval and not (bounded_once and low <= high):
             raise ValueError(f"{func}: row {k}: the interval (ci_low, ci_high) = ({low!r}, {high!r}) must be two "
-                             "finite numbers with ci_low <= ci_high (or both NaN)")
+                             "numbers with ci_low <= ci_high, at most one of them infinite (a one-sided "
+                             "interval), or both NaN")
         if not 0 <= pval <= 1:
             raise ValueError(f"{func}: row {k}: {p_column} must be in [0, 1]; got {pval!r}")
         system = a if b == base else b
@@ -636,6 +640,7 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
         for shaded in range(1, n, 2):  # alternate rows shaded, to follow a system across panels
             panel.axhspan(shaded - 0.5, shaded + 0.5, color="0.94", linewidth=0, zorder=0)
         panel.axvline(0.0, color="0.3", linewidth=0.9, zorder=1)
+        open_ended = []  # (rows, finite ends, side, colour, width) of one-sided intervals
         for significant, colour, face, width, label in styles:
             drawn = [(row[s], *cells[s, task][:3]) for s in systems
                      if (s, task) in cells and cells[s, task][3] == significant]
@@ -644,11 +649,24 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
             at, centre, ci_low, ci_high = (np.array(v, dtype=np.float64) for v in zip(*drawn))
             # Intervals as plain segments [ci_low, ci_high]: a percentile interval need not
             # contain the point estimate, which errorbar's +- distances would require.
-            has_interval = ~np.isnan(ci_low)
-            panel.hlines(at[has_interval], ci_low[has_interval], ci_high[has_interval], colors=colour,
-                         linewidth=width, zorder=2)
+            bounded = np.isfinite(ci_low) & np.isfinite(ci_high)
+            panel.hlines(at[bounded], ci_low[bounded], ci_high[bounded], colors=colour, linewidth=width, zorder=2)
             panel.plot(centre, at, "o", color=colour, markerfacecolor=face, markersize=4.5, linestyle="none",
                        label=label, zorder=3)
+            for side, ends, unbounded in ((1, ci_low, np.isposinf(ci_high)), (-1, ci_high, np.isneginf(ci_low))):
+                if unbounded.any():
+                    # The finite end takes part in the x range; the other runs to the panel's edge.
+                    panel.update_datalim(np.column_stack([ends[unbounded], at[unbounded]]))
+                    open_ended.append((at[unbounded], ends[unbounded], side, colour, width))
+        if open_ended:
+            panel.autoscale_view()
+            edges = panel.get_xlim()
+            panel.set_xlim(edges)
+            for at, ends, side, colour, width in open_ended:
+                edge = edges[1] if side > 0 else edges[0]
+                panel.hlines(at, ends, edge, colors=colour, linewidth=width, zorder=2)
+                panel.plot(np.full(len(at), edge), at, ">" if side > 0 else "<", color=colour, markersize=5,
+                           linestyle="none", clip_on=False, zorder=3)
         panel.set_title("" if task is None else str(task), fontsize="medium")
         # Panels of one figure share the y axis (and its labels): label it once, show it leftmost.
         if own_figure and k > 0:
