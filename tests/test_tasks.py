@@ -7,6 +7,7 @@ with results equal to uninterrupted ones."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -649,6 +650,79 @@ def test_json_is_standard_and_round_trips_without_intervals_and_one_sided(tasks,
     assert back == res
     for a, b in zip(back.rows, res.rows):
         np.testing.assert_array_equal([a.ci_low, a.ci_high], [b.ci_low, b.ci_high])
+
+
+def _strict_json(text):
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+
+
+def _same_floats(a, b):
+    """Equal, NaN in the same places (NaN is not ±inf)."""
+    np.testing.assert_array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_json_keeps_no_interval_apart_from_an_unbounded_one_and_writes_no_nan():
+    rng = np.random.default_rng(0)
+
+    def system(k):
+        den = np.zeros(40, int)
+        den[k] = 1
+        return np.column_stack([rng.integers(0, 2, 40), den])
+
+    ratio_systems = {"A": system(0), "B": system(1)}
+    ratio_systems["A"][:, 0] = 0
+    ratio_systems["A"][5, 0] = 1
+
+    def ratio(s):  # finite on the full data, 0/0 on some bootstrap resamples
+        with np.errstate(invalid="ignore"):
+            return s[..., 0] / (s[..., 0] + s[..., 1])
+
+    big = {s: rng.integers(0, 3, 8) * 2**54 for s in "AB"}  # no interval: NaN
+    results = [
+        pairperm.compare_systems({"t": ratio_systems, "u": ratio_systems}, ratio, rng=0, n_resamples=300),
+        pairperm.compare_systems(ratio_systems, ratio, rng=0, n_resamples=300),
+        pairperm.compare_systems({"t": big, "u": big}, "sum", rng=0),
+        pairperm.compare_systems(big, "sum", rng=0),
+        pairperm.compare_systems({t: {s: v // 2**54 for s, v in big.items()} for t in "tu"}, "sum", rng=0,
+                                 alternative="greater"),
+    ]
+    system_nan = [any(math.isnan(v) for iv in (r.tasks[0].system_intervals if hasattr(r, "tasks")
+                                                else r.system_intervals) for v in iv) for r in results]
+    pair_nan = [math.isnan(r.rows[0].ci_low) for r in results]
+    assert system_nan[:2] == [True, True] and pair_nan[2:4] == [True, True]  # the cases hold NaN intervals
+    assert math.isinf(results[4].rows[0].ci_high)  # and an unbounded one
+    for res in results:
+        cls = type(res)
+        text = res.to_json()
+        _strict_json(text)
+        back = cls.from_json(text)
+        assert back == res
+        _same_floats([(r.ci_low, r.ci_high) for r in back.rows], [(r.ci_low, r.ci_high) for r in res.rows])
+        summaries = [(b, r) for b, r in zip(back.tasks, res.tasks)] if hasattr(res, "tasks") else [(back, res)]
+        for b, r in summaries:
+            _same_floats(b.system_intervals, r.system_intervals)
+            _same_floats(b.metric_values, r.metric_values)
+    # No interval and an unbounded one are different results.
+    nan_row = results[2].rows[0]
+    unbounded = dataclasses.replace(results[2], rows=(nan_row._replace(ci_low=-math.inf, ci_high=math.inf),
+                                                      *results[2].rows[1:]))
+    assert unbounded != results[2]
+    _same_floats([(r.ci_low, r.ci_high) for r in pairperm.MultiTaskComparison.from_json(unbounded.to_json()).rows],
+                 [(r.ci_low, r.ci_high) for r in unbounded.rows])
+
+
+def test_json_written_with_null_interval_ends_still_reads():
+    # Files of earlier versions wrote both unbounded and absent ends as null.
+    res = pairperm.compare_systems({"t": {"A": [1, 0, 1, 1, 0, 1], "B": [0, 0, 1, 0, 0, 1]},
+                                    "u": {"A": [1, 1, 1, 0], "B": [0, 1, 0, 0]}}, alternative="greater")
+    old = res.to_dict()
+    for r in old["pairs"]:
+        r.setdefault("ci_low", None)
+        r.setdefault("ci_high", None)
+    back = pairperm.MultiTaskComparison.from_dict(old)
+    _same_floats([(r.ci_low, r.ci_high) for r in back.rows], [(r.ci_low, r.ci_high) for r in res.rows])
+    assert all(math.isinf(r.ci_high) for r in back.rows)
 
 
 def test_one_task_json_carries_provenance(tasks):

@@ -284,7 +284,9 @@ class SystemsComparison:
         return out
 
     def to_dict(self) -> dict:
-        """Plain Python values only (str, int, float, bool, None, lists, dicts)."""
+        """Plain Python values only (str, int, float, bool, None, lists, dicts), as standard JSON
+        holds them: an unbounded interval end is None, an absent one (NaN) is left out, an
+        undefined metric value is None."""
         return {
             "metric": self.metric,
             "alternative": self.alternative,
@@ -293,8 +295,7 @@ class SystemsComparison:
             "baseline": self.baseline,
             "confidence_level": self.confidence_level,
             **({"provenance": dict(self.provenance)} if self.provenance else {}),
-            "systems": [{"name": n, "metric": v, **_interval_fields(self.system_intervals, k)}
-                        for k, (n, v) in enumerate(zip(self.names, self.metric_values))],
+            "systems": _tasks_module()._system_entries(self.names, self.metric_values, self.system_intervals),
             "pairs": [_tasks_module()._plain_interval(r._asdict()) for r in self.rows],
         }
 
@@ -310,24 +311,25 @@ class SystemsComparison:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> SystemsComparison:
-        systems = d["systems"]
         level = d.get("confidence_level")
+        names, values, intervals = _tasks_module()._read_system_entries(d["systems"], level)
         rows = []
         for r in d["pairs"]:
-            # Results saved before rows carried them: no engine, the difference of the metrics, no interval.
-            r = {"ci_low": None, "ci_high": None, "difference": r["metric_a"] - r["metric_b"], **r}
-            rows.append(SystemPair(**_tasks_module()._float_interval(r, level)))
+            r = _tasks_module()._float_interval(r, level)
+            if "difference" not in r:  # saved before rows carried it
+                r["difference"] = r["metric_a"] - r["metric_b"]
+            rows.append(SystemPair(**r))
         return cls(
-            names=tuple(s["name"] for s in systems),
+            names=names,
             metric=d["metric"],
-            metric_values=tuple(s["metric"] for s in systems),
+            metric_values=values,
             rows=tuple(rows),
             alternative=d["alternative"],
             correction=d["correction"],
             alpha=d["alpha"],
             baseline=d.get("baseline"),
             confidence_level=level,
-            system_intervals=tuple((s["ci_low"], s["ci_high"]) for s in systems if "ci_low" in s),
+            system_intervals=intervals,
             provenance=dict(d.get("provenance", {})),
         )
 
@@ -481,10 +483,6 @@ def _tasks_module() -> Any:
     from . import _tasks  # here, not at the top: _tasks builds on this module
 
     return _tasks
-
-
-def _interval_fields(intervals: tuple, k: int) -> dict:
-    return {"ci_low": intervals[k][0], "ci_high": intervals[k][1]} if intervals else {}
 
 
 def _is_dataframe(x: Any) -> bool:

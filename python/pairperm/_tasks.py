@@ -104,19 +104,14 @@ class TaskSummary:
         return {
             "name": self.name, "metric": self.metric, "n_items": self.n_items, "n_units": self.n_units,
             "interval_method": self.interval_method, "bootstrap_seed": self.bootstrap_seed,
-            "systems": [
-                {"name": n, "metric": v, **({"ci_low": ci[0], "ci_high": ci[1]} if ci else {})}
-                for n, v, ci in zip(self.systems, self.metric_values,
-                                    self.system_intervals or [()] * len(self.systems))
-            ],
+            "systems": _system_entries(self.systems, self.metric_values, self.system_intervals),
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> TaskSummary:
-        systems = d["systems"]
-        intervals = tuple((s["ci_low"], s["ci_high"]) for s in systems) if systems and "ci_low" in systems[0] else ()
-        return cls(name=d["name"], metric=d["metric"], systems=tuple(s["name"] for s in systems),
-                   metric_values=tuple(s["metric"] for s in systems), system_intervals=intervals,
+    def from_dict(cls, d: Mapping, confidence_level: Optional[float] = None) -> TaskSummary:
+        """Back from :meth:`to_dict`; `confidence_level`: the comparison's (None: none)."""
+        names, values, intervals = _read_system_entries(d["systems"], confidence_level)
+        return cls(name=d["name"], metric=d["metric"], systems=names, metric_values=values, system_intervals=intervals,
                    n_items=d["n_items"], n_units=d["n_units"], interval_method=d["interval_method"],
                    bootstrap_seed=d.get("bootstrap_seed"))
 
@@ -208,7 +203,8 @@ class MultiTaskComparison:
 
     def to_dict(self) -> dict:
         """Plain Python values: the options and provenance, every task, every pair (an interval
-        end that is unbounded (one-sided) or absent (``confidence_level=None``) is None)."""
+        end that is unbounded (one-sided) is None; one that is absent (``confidence_level=None``,
+        or no interval could be made) is left out; an undefined metric value is None)."""
         return {
             "pairperm_version": self.version,
             "complete": self.complete,
@@ -233,14 +229,14 @@ class MultiTaskComparison:
     __hash__ = None  # type: ignore[assignment]
 
     def to_json(self, **kwargs: Any) -> str:
-        """JSON text of :meth:`to_dict` (standard JSON: an interval end that is unbounded, or
-        absent without intervals, is ``null``); :meth:`from_json` reads it back."""
+        """JSON text of :meth:`to_dict` (standard JSON, no NaN or Infinity: an unbounded interval
+        end is ``null``, an absent one is left out); :meth:`from_json` reads it back."""
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
     def from_dict(cls, d: Mapping) -> MultiTaskComparison:
         return cls(
-            tasks=tuple(TaskSummary.from_dict(t) for t in d["tasks"]),
+            tasks=tuple(TaskSummary.from_dict(t, d["confidence_level"]) for t in d["tasks"]),
             rows=tuple(TaskPair(**_float_interval(r, d["confidence_level"])) for r in d["pairs"]),
             alternative=d["alternative"], correction=d["correction"], correction_scope=d["correction_scope"],
             alpha=d["alpha"], baseline=d["baseline"], confidence_level=d["confidence_level"], method=d["method"],
@@ -312,21 +308,53 @@ class MultiTaskComparison:
         return self.to_table(max_rows=20)
 
 
+# Metric values that a callable metric may leave undefined (NaN): None in JSON, NaN again on reading.
+_METRIC_FIELDS = ("metric", "metric_a", "metric_b", "difference")
+
+
 def _plain_interval(row: dict) -> dict:
-    """A row's interval ends as JSON has them: None for infinite (unbounded) and NaN (none)."""
+    """A row (a pair, or a system with its interval) as standard JSON has it: an unbounded
+    (infinite) interval end is None, an absent one (NaN: no interval) is left out, so that the
+    two stay apart; an undefined (NaN) metric value is None."""
     for end in ("ci_low", "ci_high"):
-        if not math.isfinite(row[end]):
+        if end in row and math.isnan(row[end]):
+            del row[end]
+        elif end in row and math.isinf(row[end]):
             row[end] = None
+    for name in _METRIC_FIELDS:
+        if isinstance(row.get(name), float) and math.isnan(row[name]):
+            row[name] = None
     return row
 
 
 def _float_interval(row: Mapping, confidence_level: Optional[float]) -> dict:
-    """Back from :func:`_plain_interval`: with intervals, None is an unbounded end; without, NaN."""
+    """Back from :func:`_plain_interval`: a missing end is NaN; None is an unbounded end (NaN
+    in files written without intervals, or by versions that wrote NaN ends as None too)."""
     out = dict(row)
     for end, unbounded in (("ci_low", -math.inf), ("ci_high", math.inf)):
-        if out[end] is None:
+        if end not in out:
+            out[end] = math.nan
+        elif out[end] is None:
             out[end] = math.nan if confidence_level is None else unbounded
+    for name in _METRIC_FIELDS:
+        if name in out and out[name] is None:
+            out[name] = math.nan
     return out
+
+
+def _system_entries(names: tuple, values: tuple, intervals: tuple) -> list:
+    """The systems of a result as JSON has them: name, metric and its interval, if any."""
+    return [_plain_interval({"name": n, "metric": v, **({"ci_low": iv[0], "ci_high": iv[1]} if iv else {})})
+            for n, v, iv in zip(names, values, intervals or [()] * len(names))]
+
+
+def _read_system_entries(systems: list, confidence_level: Optional[float]) -> tuple[tuple, tuple, tuple]:
+    """(names, metric values, intervals) back from :func:`_system_entries`; the intervals are
+    there when the result has a level (or, in older files, when the entries hold them)."""
+    with_intervals = confidence_level is not None or any("ci_low" in s for s in systems)
+    read = [_float_interval(s, confidence_level) for s in systems]
+    return (tuple(s["name"] for s in read), tuple(s["metric"] for s in read),
+            tuple((s["ci_low"], s["ci_high"]) for s in read) if with_intervals and read else ())
 
 
 def _fmt(v: Any) -> str:
