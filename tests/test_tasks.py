@@ -534,6 +534,34 @@ def test_callable_key_is_the_same_in_another_process(tmp_path):
     assert len(keys) == 1 and len(keys.pop().strip()) == 64
 
 
+def test_keyboard_interrupt_keeps_the_finished_pairs_intervals(monkeypatch):
+    data = _many_systems()
+    metric = {"qa": "accuracy", "ner": "f1"}
+    full = pairperm.compare_systems(data, metric, rng=2)
+    _Counting(monkeypatch, fail_after=1, exc=KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt) as info:
+        pairperm.compare_systems(data, metric, rng=2, cache=_DictStore())
+    partial = info.value.partial_result
+    assert not partial.complete and partial.confidence_level == full.confidence_level
+    assert len(partial.rows) == 64
+    for got, want in zip(partial.rows, full.rows):
+        assert (got.system_a, got.system_b, got.pvalue) == (want.system_a, want.system_b, want.pvalue)
+        assert math.isfinite(got.ci_low) and (got.ci_low, got.ci_high) == (want.ci_low, want.ci_high)
+    back = pairperm.MultiTaskComparison.from_json(partial.to_json())
+    assert back == partial and [(r.ci_low, r.ci_high) for r in back.rows] == [(r.ci_low, r.ci_high) for r in partial.rows]
+
+
+class _DictStore:
+    def __init__(self):
+        self.items: dict = {}
+
+    def get(self, key):
+        return self.items.get(key)
+
+    def set(self, key, value):
+        self.items[key] = value
+
+
 def test_bad_cache_is_an_error(tmp_path, tasks):
     f = tmp_path / "file"
     f.write_text("x")

@@ -141,7 +141,9 @@ class MultiTaskComparison:
         The pairperm version that computed the result.
     complete : bool
         False only for the partial result carried by a KeyboardInterrupt
-        (``exc.partial_result``): the finished pairs, corrected among themselves.
+        (``exc.partial_result``): the finished pairs, corrected among themselves, with the
+        intervals computed so far (those of sums and means; the bootstrapped intervals of
+        other metrics and of the systems, made per task at the end, are NaN).
 
     Examples
     --------
@@ -766,7 +768,7 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
     except KeyboardInterrupt as exc:
         # The pairs finished so far travel with the interrupt (and are in the cache, if any).
         exc.partial_result = _assemble(  # type: ignore[attr-defined]
-            prepared, results, alternative, correction, correction_scope, alpha, baseline, None, options, root, n_boot,
+            prepared, results, alternative, correction, correction_scope, alpha, baseline, level, options, root, n_boot,
             complete=False)
         raise
     finally:
@@ -814,7 +816,9 @@ def _run_task(ti: int, task: PreparedTask, metric_id: str, alternative: str, opt
 def _assemble(prepared: list, results: dict, alternative: str, correction: Any, correction_scope: str, alpha: Any,
               baseline: Any, level: Optional[float], options: dict, root: Optional[int], bootstrap_resamples: int,
               complete: bool) -> MultiTaskComparison:
-    """Rows of the finished pairs with their intervals and adjusted p-values, and the tasks' summaries."""
+    """Rows of the finished pairs with their intervals and adjusted p-values, and the tasks' summaries.
+    An incomplete result keeps the intervals its pairs carry (sums and means) and makes no
+    bootstrap: after Ctrl-C nothing more is computed (those intervals are NaN)."""
     summaries = []
     per_task: list = []  # (task, pair index, finished pair, interval) for every finished pair
     for ti, task in enumerate(prepared):
@@ -826,8 +830,12 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
         seed: Optional[int] = None
         if level is not None:
             seed = interval_seed(root, task.name)
-            sys_iv, pair_ci = _bootstrap(task, level, alternative, bootstrap_resamples, seed, with_pairs=units is None)
-            system_ci = tuple((float(lo), float(hi)) for lo, hi in sys_iv)  # pair_ci: None for shift intervals
+            if complete:
+                sys_iv, pair_ci = _bootstrap(task, level, alternative, bootstrap_resamples, seed,
+                                             with_pairs=units is None)
+                system_ci = tuple((float(lo), float(hi)) for lo, hi in sys_iv)  # pair_ci: None for shift intervals
+            else:
+                system_ci = ((math.nan, math.nan),) * len(task.systems)
         summaries.append(TaskSummary(
             name=task.name, metric=_metric_name(task.metric),
             systems=tuple(task.systems), metric_values=tuple(values), system_intervals=system_ci,
