@@ -322,6 +322,22 @@ def _plain(v):
     return v is None or type(v) in (str, int, float, bool)
 
 
+@pytest.mark.parametrize("scale", [1e-5, 1.0, 300.0])
+def test_report_prints_values_with_the_decimals_of_the_several_task_report(scale):
+    rng = np.random.default_rng(0)
+    systems = {"A": rng.random(300) * scale, "B": rng.random(300) * scale + 0.3 * scale}
+    one = pairperm.compare_systems(systems, metric="mean", rng=0)
+    several = pairperm.compare_systems({"t": systems, "u": systems}, metric="mean", rng=0)
+    cells = [line.split("|")[3].strip() for line in one.to_markdown().splitlines()[2:4]]
+    report = several.report(intervals=False)
+    want = [report._number(report.cells[s, "t"].value, report.decimals[0]) for s in "AB"]
+    assert [c.replace("*", "").split("<")[0] for c in cells] == want
+    for text, value in zip(want, one.metric_values):  # three significant digits of the values
+        assert float(text) == pytest.approx(value, rel=5e-3)
+    latex = one.to_latex()
+    assert all(w in latex for w in want)
+
+
 def test_json_round_trip_and_plain_values(pos, ner):
     for res in (pairperm.compare_systems(pos), pairperm.compare_systems(ner, "f1", baseline="s2")):
         d = res.to_dict()

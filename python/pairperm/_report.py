@@ -121,11 +121,7 @@ class TaskReport:
     # ---- text of the cells
 
     def _number(self, v: Any, places: int) -> str:
-        if isinstance(v, numbers.Integral):
-            return str(v)
-        if not _finite(v):
-            return str(v)
-        return f"{v:.{places}f}"
+        return format_value(v, places)
 
     def _interval_text(self, cell: TaskCell, places: int) -> str:
         if not self.intervals or not (_finite(cell.ci_low) and _finite(cell.ci_high)):
@@ -258,6 +254,13 @@ class TaskReport:
 
 def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def format_value(v: Any, places: int) -> str:
+    """A metric value in a report: integers whole, floats with `places` decimals."""
+    if isinstance(v, numbers.Integral) or not _finite(v):
+        return str(v)
+    return f"{v:.{places}f}"
 
 
 def _decimals(values: tuple) -> int:

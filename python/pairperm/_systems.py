@@ -365,9 +365,11 @@ class SystemsComparison:
         tests = sorted({r.test for r in self.rows})
         return labels, marks, [best is not None and v == best for v in self.metric_values], " / ".join(tests) or "no test"
 
-    @staticmethod
-    def _value(v: Any) -> str:
-        return str(v) if isinstance(v, numbers.Integral) else f"{v:.4f}"
+    def _value(self, v: Any) -> str:
+        # Decimals as the several-task report chooses them: three significant digits of the largest value.
+        from ._report import _decimals, format_value  # here: _report builds on this module
+
+        return format_value(v, _decimals(self.metric_values))
 
     def to_markdown(self) -> str:
         """A report table: one row per system, its metric, and a superscript mark for each
