@@ -562,6 +562,23 @@ class _DictStore:
         self.items[key] = value
 
 
+def test_long_table_names_equal_as_strings_are_refused_as_in_a_mapping():
+    pd = pytest.importorskip("pandas")
+    a, b, c = [1, 1, 1, 1, 1, 1, 0, 0], [0] * 8, [1] * 8
+    systems = pd.DataFrame([("t", i, s, v[i]) for i in range(8) for s, v in (("A", a), (1, b), ("1", c))],
+                           columns=["task", "item", "system", "score"])
+    with pytest.raises(ValueError, match=r"task 't': system names must be unique as strings; got \['A', 1, '1'\]"):
+        pairperm.compare_systems(systems)
+    with pytest.raises(ValueError, match="names must be unique as strings"):
+        pairperm.compare_systems({"t": {"A": a, 1: b, "1": c}, "u": {"A": a, "B": b}})
+    tasks = pd.DataFrame([(t, i, s, v[i]) for i in range(8) for t, v in ((1, a), ("1", c)) for s in ("A", "B")],
+                         columns=["task", "item", "system", "score"])
+    with pytest.raises(ValueError, match=r"task names must be unique as strings; got \[1, '1'\]"):
+        pairperm.compare_systems(tasks)
+    with pytest.raises(ValueError, match="task names must be unique as strings"):
+        pairperm.compare_systems({1: {"A": a, "B": b}, "1": {"A": c, "B": b}})
+
+
 def test_bad_cache_is_an_error(tmp_path, tasks):
     f = tmp_path / "file"
     f.write_text("x")

@@ -431,10 +431,16 @@ def long_table_tasks(frame: Any, columns: Any) -> tuple[dict, dict]:
         rows = frame.loc[dup, key].drop_duplicates().head(5)
         shown = ", ".join(f"({t!r}, {i!r}, {s!r})" for t, i, s in rows.itertuples(index=False))
         raise ValueError(f"{_FUNC}: the long table has {int(dup.sum())} rows sharing a (task, item, system): {shown}")
+    # Tasks and systems are named by their strings: 1 and "1" would silently overwrite each other.
+    tasks = list(dict.fromkeys(frame[key[0]].tolist()))
+    if len({str(t) for t in tasks}) != len(tasks):
+        raise ValueError(f"{_FUNC}: task names must be unique as strings; got {tasks}")
     out: dict = {}
     items: dict = {}
     for task, sub in frame.groupby(key[0], sort=False):
         systems = list(dict.fromkeys(sub[key[2]].tolist()))
+        if len({str(s) for s in systems}) != len(systems):
+            raise ValueError(f"{_FUNC}: task {task!r}: system names must be unique as strings; got {systems}")
         wide = sub.pivot(index=key[1], columns=key[2], values=values)
         holes = wide.isna().to_numpy()
         if holes.any():
