@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import itertools
 import json
+import math
 import multiprocessing
 import pickle
 import re
@@ -408,9 +409,10 @@ def test_markdown_and_latex_reports_mark_significant_wins(pos):
     md = res.to_markdown()
     lines = [line for line in md.splitlines() if re.match(r"\| [a-z] \|", line)]
     assert len(lines) == len(res.names)
+    places = max(0, 2 - math.floor(math.log10(max(abs(v) for v in res.metric_values))))  # 3 significant digits
     for line, name, value in zip(lines, res.names, res.metric_values):
         label = line.split("|")[1].strip()
-        assert f"| {name} |" in line and f"{value:.4f}" in line
+        assert f"| {name} |" in line and f"{value:.{places}f}" in line
         m = re.search(r"<sup>([a-z]+)</sup>", line)
         assert set(m.group(1) if m else "") == want[label]
     assert "Holm-corrected p <= 0.05" in md and "significantly better" in md
