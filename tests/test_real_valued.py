@@ -586,7 +586,7 @@ def test_float_scores_match_exact_brute_force(pairs, scale, alternative):
     y = np.array([b for _, b in pairs]) * scale
     assume(np.isfinite(x - y).all() and np.isfinite(np.abs(x - y).sum()))
     eps = np.finfo(float).eps
-    tol = Fraction((len(x) + 4) * eps * float(2 * np.abs(x - y).sum()))
+    tol = Fraction((len(x) + 4) * eps * float(2 * (np.abs(x).sum() + np.abs(y).sum())))
     exact_stay = [Fraction(float(a)) - Fraction(float(b)) for a, b in zip(x, y)]
     want = fraction_pvalue(exact_stay, [-v for v in exact_stay], alternative)
     assume(want == fraction_pvalue(exact_stay, [-v for v in exact_stay], alternative, window=2 * tol))
@@ -595,3 +595,150 @@ def test_float_scores_match_exact_brute_force(pairs, scale, alternative):
     tol_structured = Fraction((len(x) + 4) * eps * float(np.abs(x).sum() + np.abs(y).sum()))
     assume(want_structured == fraction_pvalue(x, y, alternative, window=2 * tol_structured))
     assert pairperm.structured_test(x, y, alternative=alternative).pvalue == float(want_structured)
+
+
+# --------------------------------------------------------------------------------------------
+# decimal scores: ties that hold in exact decimal arithmetic on the scores themselves
+
+
+def decimal_pvalue(x_text, y_text, alternative: str) -> Fraction:
+    """Exact p-value over all 2^n patterns on the decimal values the scores were written as."""
+    from decimal import Decimal
+
+    x = [Fraction(Decimal(v)) for v in x_text]
+    y = [Fraction(Decimal(v)) for v in y_text]
+    return fraction_pvalue([a - b for a, b in zip(x, y)], [b - a for a, b in zip(x, y)], alternative)
+
+
+def decimal_scores(rng, n: int, digits: int, spread: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer scores in units of 10^-digits on a 0-100 scale, B close to A (many exact ties)."""
+    unit = 10**digits
+    xi = rng.integers(30 * unit, 70 * unit, n)
+    yi = np.clip(xi + rng.integers(-spread, spread + 1, n), 0, 100 * unit)
+    return xi, yi
+
+
+def as_text(ints: np.ndarray, digits: int) -> list:
+    return [f"{v / 10**digits:.{digits}f}" for v in ints.tolist()]
+
+
+def test_decimal_scores_tie_as_written():
+    # 54.7 - 54.6 = 0.10000000000000142 and 67.2 - 67.3 = -0.09999999999999432: the
+    # differences land on a coarse binary grid by cancellation, while the scores do not. Every
+    # one of the 8 patterns has |S| >= |T| = 0.1.
+    x_text, y_text = ["54.7", "47.6", "67.2"], ["54.6", "47.5", "67.3"]
+    x, y = [float(v) for v in x_text], [float(v) for v in y_text]
+    want = float(decimal_pvalue(x_text, y_text, "two-sided"))
+    assert want == pairperm.permutation_test([547, 476, 672], [546, 475, 673]).pvalue
+    assert pairperm.permutation_test(x, y).pvalue == want
+    assert pairperm.compare(x, y, "chrf").pvalue == want
+    assert pairperm.compare(x, y, "mean").pvalue == want
+    assert pairperm.compare_systems({"A": x, "B": y}, "chrf").rows[0].pvalue == want
+
+
+@pytest.mark.parametrize("digits", (1, 2))
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_decimal_scores_match_exact_decimal_brute_force(digits, alternative):
+    # Sentence-level scores on a 0-100 scale with one or two decimals: the truth in exact
+    # decimal arithmetic, and the same p-value from the integer engine on the scaled scores.
+    rng = np.random.default_rng(40 + digits)
+    for trial in range(30):
+        n = int(rng.integers(2, 13))
+        xi, yi = decimal_scores(rng, n, digits, spread=3)
+        x_text, y_text = as_text(xi, digits), as_text(yi, digits)
+        x, y = np.array(x_text, dtype=float), np.array(y_text, dtype=float)
+        want = decimal_pvalue(x_text, y_text, alternative)
+        assert pairperm.permutation_test(xi, yi, alternative=alternative).pvalue == float(want)
+        got = pairperm.permutation_test(x, y, alternative=alternative)
+        assert got.engine == "meet_in_the_middle"
+        assert got.pvalue == float(want), (trial, x_text, y_text)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_decimal_scores_tie_identically_in_every_route(alternative):
+    # Sampling routes on n = 60 one-decimal scores: the same scores in eighths (a binary grid,
+    # exact in floating point) have the same ordering of all 2^60 states, so with the same seed
+    # plain Monte Carlo counts the same hits and importance sampling estimates the same p-value.
+    rng = np.random.default_rng(3)
+    xi, yi = decimal_scores(rng, 60, 1, spread=2)
+    for method in ("monte_carlo", "auto"):
+        dec = pairperm.permutation_test(xi / 10, yi / 10, alternative=alternative, method=method, rng=5,
+                                        n_resamples=4000)
+        grid = pairperm.permutation_test(xi / 8, yi / 8, alternative=alternative, method=method, rng=5,
+                                         n_resamples=4000)
+        assert dec.engine == grid.engine == ("monte_carlo" if method == "monte_carlo" else "saddlepoint_is")
+        if method == "monte_carlo":
+            assert dec.hits == grid.hits
+        assert dec.pvalue == pytest.approx(grid.pvalue, rel=1e-9)
+
+
+def test_decimal_scores_far_from_zero_tie():
+    # The round-off of reading 1000.1 is relative to 1000, not to the difference 0.1.
+    x = [1000.1, 2000.2, 500.3, 750.4]
+    y = [1000.0, 2000.3, 500.2, 750.5]
+    for alternative in ALTERNATIVES:
+        want = decimal_pvalue([repr(v) for v in x], [repr(v) for v in y], alternative)
+        assert pairperm.permutation_test(x, y, alternative=alternative).pvalue == float(want)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_decimal_unit_sums_tie_as_written(alternative):
+    # Units (groups=) and (N, k) samples: the scores are summed per unit before differencing,
+    # and those sums round relative to the scores summed. Truth: the integer engine on the
+    # scores in hundredths, summed per unit in exact integers.
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        n_units, per_unit = int(rng.integers(3, 11)), int(rng.integers(2, 5))
+        n = n_units * per_unit
+        xi, yi = decimal_scores(rng, n, 2, spread=4)
+        labels = rng.permutation(np.repeat(np.arange(n_units), per_unit))
+        want = pairperm.permutation_test(xi, yi, alternative=alternative, groups=labels).pvalue
+        got = pairperm.permutation_test(xi / 100, yi / 100, alternative=alternative, groups=labels)
+        assert got.pvalue == want, trial
+        order = np.argsort(labels, kind="stable")
+        xs, ys = (xi[order] / 100).reshape(n_units, per_unit), (yi[order] / 100).reshape(n_units, per_unit)
+        want_samples = pairperm.permutation_test(xi[order].reshape(n_units, per_unit),
+                                                 yi[order].reshape(n_units, per_unit), alternative=alternative)
+        assert pairperm.permutation_test(xs, ys, alternative=alternative).pvalue == want_samples.pvalue, trial
+
+
+def test_unit_sum_tie_of_decimal_sums():
+    # A unit of 30.1 and 20.3 against 50.4: equal in exact arithmetic, while 30.1 + 20.3 =
+    # 50.400000000000006 in binary; the other units differ by 0.1 and 0.2 exactly. The truth
+    # is the integer engine on tenths.
+    assert 30.1 + 20.3 != 50.4
+    g = [0, 0, 1, 2, 3]
+    x, y = [30.1, 20.3, 54.7, 47.6, 67.2], [50.4, 0.0, 54.6, 47.4, 67.3]
+    xi, yi = [301, 203, 547, 476, 672], [504, 0, 546, 474, 673]
+    for alternative in ALTERNATIVES:
+        want = pairperm.permutation_test(xi, yi, groups=g, alternative=alternative).pvalue
+        assert pairperm.permutation_test(x, y, groups=g, alternative=alternative).pvalue == want
+        # The same unit as one item's two samples.
+        xs, ys = [[30.1, 20.3], [54.7, 0.0]], [[50.4, 0.0], [54.6, 0.0]]
+        want = pairperm.permutation_test([[301, 203], [547, 0]], [[504, 0], [546, 0]], alternative=alternative)
+        assert pairperm.permutation_test(xs, ys, alternative=alternative).pvalue == want.pvalue
+        # Cancellation inside a unit: 1000.1 - 1000.0 = 0.10000000000002274, off by the round-off
+        # of 1000.1, not of 0.1; against 0.1 it is a zero difference.
+        want = pairperm.permutation_test([10001, -10000, 5, 3], [1, 0, 4, 5], groups=[0, 0, 1, 2],
+                                         alternative=alternative).pvalue
+        got = pairperm.permutation_test([1000.1, -1000.0, 0.5, 0.3], [0.1, 0.0, 0.4, 0.5], groups=[0, 0, 1, 2],
+                                        alternative=alternative).pvalue
+        assert got == want
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_binary_grid_scores_are_compared_exactly(alternative):
+    # Scores on a 2^-8 grid near 2^37: every sum is exact, so states 2^-8 apart are told apart
+    # (a round-off slack relative to the scores, ~0.02 here, would merge them). Same p-value as
+    # the integer engine on the scores times 2^8.
+    rng = np.random.default_rng(8)
+    for _ in range(10):
+        n = 12
+        base = rng.integers(2**44, 2**45, n)
+        xi, yi = base + rng.integers(0, 4, n), base + rng.integers(0, 4, n)
+        want = pairperm.permutation_test(xi, yi, alternative=alternative).pvalue
+        assert pairperm.permutation_test(xi / 256.0, yi / 256.0, alternative=alternative).pvalue == want
+        # Halves and quarters, and floats such as 0.5 / 0.75.
+        hi, yq = rng.integers(0, 40, n), rng.integers(0, 40, n)
+        want = pairperm.permutation_test(hi, yq, alternative=alternative).pvalue
+        assert pairperm.permutation_test(hi / 4.0, yq / 4.0, alternative=alternative).pvalue == want

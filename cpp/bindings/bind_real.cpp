@@ -1,6 +1,8 @@
 // Bindings for the real-valued paired-permutation test.
 #include "pybind.hpp"
 
+#include <optional>
+
 #include "pairperm/real_valued.hpp"
 
 namespace pairperm::bindings {
@@ -9,16 +11,31 @@ namespace {
 
 using real_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
+// The scores' magnitudes and grid (see ScoreMagnitudes), or none for effects read as given.
+struct Scores {
+    std::optional<real_array> magnitude;
+    int exponent = 0;
+    int grid = 0;
+};
+
 RealProblem problem_from(const real_array& stay, const real_array& swap, const std::string& alternative,
-                         double rtol) {
+                         double rtol, const Scores& scores = {}) {
     if (stay.ndim() != 1 || swap.ndim() != 1) throw std::invalid_argument("expected 1-D arrays");
     if (stay.shape(0) != swap.shape(0))
         throw std::invalid_argument("length mismatch: " + std::to_string(stay.shape(0)) + " vs " +
                                     std::to_string(swap.shape(0)));
+    ScoreMagnitudes sm;
+    if (scores.magnitude) {
+        const real_array& mag = *scores.magnitude;
+        if (mag.ndim() != 1 || mag.shape(0) != stay.shape(0))
+            throw std::invalid_argument("score magnitudes must be 1-D with one value per entry");
+        sm = ScoreMagnitudes{mag.data(), scores.exponent, scores.grid};
+    }
     const Alternative alt = parse_alternative(alternative);
     const double *a = stay.data(), *b = swap.data();
     const auto n = static_cast<std::size_t>(stay.shape(0));
-    return without_gil([&] { return real_problem(a, b, n, alt, rtol); });  // reads only
+    const ScoreMagnitudes* smp = scores.magnitude ? &sm : nullptr;
+    return without_gil([&] { return real_problem(a, b, n, alt, rtol, smp); });  // reads only
 }
 
 }  // namespace
@@ -33,19 +50,22 @@ void bind_real(py::module_& m) {
         py::arg("stay"), py::arg("swap"));
     m.def(
         "real_exact",
-        [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol) {
-            RealProblem p = problem_from(stay, swap, alternative, rtol);
+        [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
+           std::optional<real_array> magnitude, int exponent, int grid) {
+            RealProblem p = problem_from(stay, swap, alternative, rtol, Scores{std::move(magnitude), exponent, grid});
             const RealExactResult r = without_gil([&] { return real_exact(p); });
             return py::make_tuple(r.pvalue, r.log_pvalue, r.hits, p.region.n_varying);
         },
-        py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"),
-        "Exact p-value by meet in the middle: (pvalue, log_pvalue, hits, n_varying).");
+        py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("magnitude") = py::none(),
+        py::arg("exponent") = 0, py::arg("grid") = 0,
+        "Exact p-value by meet in the middle: (pvalue, log_pvalue, hits, n_varying). magnitude (per entry, in "
+        "units of 2^exponent) and grid describe the scores the effects were formed from, as ScoreMagnitudes.");
     m.def(
         "real_saddlepoint_is",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
            std::size_t n_resamples, std::uint64_t seed, unsigned n_threads, std::size_t max_rounds,
-           double target_relative_half_width) {
-            RealProblem p = problem_from(stay, swap, alternative, rtol);
+           double target_relative_half_width, std::optional<real_array> magnitude, int exponent, int grid) {
+            RealProblem p = problem_from(stay, swap, alternative, rtol, Scores{std::move(magnitude), exponent, grid});
             const RealISResult r = without_gil([&] {
                 return real_saddlepoint_is(p, n_resamples, seed, n_threads, max_rounds, target_relative_half_width);
             });
@@ -64,6 +84,7 @@ void bind_real(py::module_& m) {
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
         py::arg("seed"), py::arg("n_threads") = 0, py::arg("max_rounds") = 1, py::arg("target_relative_half_width") = 0.0,
+        py::arg("magnitude") = py::none(), py::arg("exponent") = 0, py::arg("grid") = 0,
         "Tilted importance sampling in rounds of n_resamples; a dict of the estimate, its 95% interval "
         "(linear and log scale), the Lugannani-Rice value, the tilt, samples drawn, hits and is_bound.");
     m.def(
@@ -79,13 +100,19 @@ void bind_real(py::module_& m) {
     m.def(
         "real_monte_carlo",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
-           std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
-            RealProblem p = problem_from(stay, swap, alternative, rtol);
+           std::size_t n_resamples, std::uint64_t seed, unsigned n_threads, std::optional<real_array> magnitude,
+           int exponent, int grid) {
+            RealProblem p = problem_from(stay, swap, alternative, rtol, Scores{std::move(magnitude), exponent, grid});
             const RealMCResult r = without_gil([&] { return real_monte_carlo(p, n_resamples, seed, n_threads); });
             return py::make_tuple(r.pvalue, r.hits);
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
-        py::arg("seed"), py::arg("n_threads") = 0);
+        py::arg("seed"), py::arg("n_threads") = 0, py::arg("magnitude") = py::none(), py::arg("exponent") = 0,
+        py::arg("grid") = 0);
+    m.def(
+        "real_sums_exact_on_grid", &sums_exact_on_grid, py::arg("magnitude"), py::arg("grid"),
+        "True when values that are integer multiples of 2^grid, with magnitudes summing to at most `magnitude`, "
+        "have every sum and difference exact in binary64 (the real-valued test's rule for a zero tie slack).");
     m.def(
         "real_sample_t",
         [](const real_array& k, double theta, std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {

@@ -47,8 +47,14 @@ int lowest_bit(double v) {
 
 }  // namespace
 
+bool sums_exact_on_grid(double magnitude, int grid) {
+    // Every such sum is an integer multiple of 2^grid below 2^(53 + grid): representable. The
+    // factor covers the round-off of `magnitude` itself, summed by the caller.
+    return std::isfinite(magnitude) && magnitude * (1.0 + 0x1p-50) < std::ldexp(1.0, 53 + std::max(grid, -1200));
+}
+
 RealProblem real_problem(const double* stay, const double* swap, std::size_t n, Alternative alternative,
-                         double rtol) {
+                         double rtol, const ScoreMagnitudes* scores) {
     if (!(rtol >= 0.0) || !std::isfinite(rtol)) throw std::invalid_argument("rtol must be finite and >= 0");
     RealProblem p;
     double largest = 0.0;
@@ -57,14 +63,19 @@ RealProblem real_problem(const double* stay, const double* swap, std::size_t n, 
         if (!std::isfinite(a) || !std::isfinite(b))
             throw std::invalid_argument("stay and swap must be finite (entry " + std::to_string(i) + ")");
         if (a != b) largest = std::max({largest, std::fabs(a), std::fabs(b)});
+        if (scores && !(scores->magnitude[i] >= 0.0))
+            throw std::invalid_argument("score magnitudes must be >= 0 (entry " + std::to_string(i) + ")");
     }
     // Everything below runs on stay and swap times 2^-scale_exponent, whose largest magnitude is in
     // [1, 2): no difference, sum, square or tilt over- or underflows whatever the units of the
     // scores, and the rescaling is exact (bar values 2^1000 times smaller than the largest, which
     // may round in the subnormal range, far below the tie slack).
     p.scale_exponent = largest > 0.0 ? std::ilogb(largest) : 0;
-    CompensatedSum t_obs, c_obs, k_sum, magnitude;
+    CompensatedSum t_obs, c_obs, k_sum, magnitude, roundoff;
+    bool unbounded = false;
     int grid = std::numeric_limits<int>::max();  // every scaled value is a multiple of 2^grid
+    // The scores' grid bounds the differences' grid from below; below 2^-53 nothing is exact.
+    if (scores) grid = std::max(scores->grid - p.scale_exponent, -54);
     for (std::size_t i = 0; i < n; ++i) {
         if (stay[i] == swap[i]) continue;  // a constant: it cancels from S - s_obs and enters no sum below
         const double a = std::ldexp(stay[i], -p.scale_exponent), b = std::ldexp(swap[i], -p.scale_exponent);
@@ -72,24 +83,33 @@ RealProblem real_problem(const double* stay, const double* swap, std::size_t n, 
         if (k == 0.0) continue;
         // Once the grid is below 2^-53 the largest value (>= 1) alone needs more than 53 bits.
         if (grid > -53) grid = std::min({grid, a != 0.0 ? lowest_bit(a) : grid, b != 0.0 ? lowest_bit(b) : grid});
-        magnitude.add(std::fabs(a) + std::fabs(b));
+        const double m = std::fabs(a) + std::fabs(b);
+        magnitude.add(m);
+        const double c = scores ? std::max(m, std::ldexp(scores->magnitude[i], scores->exponent - p.scale_exponent)) : m;
+        // Overflow (scores 2^1000 times larger than every difference) leaves an infinite slack:
+        // such differences are below the scores' own resolution, and every state ties.
+        if (std::isfinite(c)) roundoff.add(c); else unbounded = true;
         p.k.push_back(k);
         k_sum.add(k);
         (a > b ? t_obs : c_obs).add(k);
     }
-    // Ties. When every value is a multiple of 2^grid and sum(|stay| + |swap|) < 2^(53 + grid),
+    // Ties. When every value is a multiple of 2^grid and M < 2^(53 + grid) (sums_exact_on_grid),
     // every difference and every subset sum of the k_n is an integer multiple of 2^grid below
-    // 2^53: all of them are exact and states are compared exactly. Otherwise each computed state
-    // value (at most n additions of the rounded k_n) and the compensated observed value are
-    // within (n + 2) u sum(k) of their exact values (u = 2^-53), and reading decimal scores into
-    // binary moves each entry by at most u (|stay| + |swap|): the slack (n + 4) eps M, with
-    // M = sum(|stay| + |swap|) >= sum(k), covers all of it twice over, so states equal in exact
-    // arithmetic always tie and the observed state always counts, while states that differ by more
-    // than this round-off are told apart.
-    const double m = magnitude.value();
-    const bool exact = p.k.empty() || (grid > -53 && m * (1.0 + 0x1p-50) < std::ldexp(1.0, 53 + grid));
+    // 2^53: all of them are exact and states are compared exactly; with scores given, their own
+    // grid and magnitudes enter, so the unit sums and differences that formed stay and swap are
+    // exact too. Otherwise each computed state value (at most n additions of the rounded k_n) and
+    // the compensated observed value are within (n + 2) u sum(k) of their exact values
+    // (u = 2^-53), while reading decimal values into binary (and forming the unit sums and
+    // differences of scores) moves each k_n by at most eps c_n, c_n = |stay| + |swap| for
+    // effects read as given: a difference T - t_obs is off by at most (n + 2) eps sum(k) + eps M
+    // <= (n + 3) eps M with M = sum(c_n) >= sum(k). The slack (n + 4) eps M covers it, so states
+    // equal in exact arithmetic always tie and the observed state always counts, while states
+    // that differ by more than this round-off are told apart.
+    const double m = unbounded ? kInf : roundoff.value();
+    const bool exact = p.k.empty() || (grid > -53 && sums_exact_on_grid(m, grid));
     const auto n_varying = static_cast<double>(p.k.size());
-    const double tol = (exact ? 0.0 : (n_varying + 4.0) * std::numeric_limits<double>::epsilon() * m) + rtol * m;
+    const double tol = (exact ? 0.0 : (n_varying + 4.0) * std::numeric_limits<double>::epsilon() * m) +
+                       rtol * magnitude.value();
     const double t = t_obs.value(), c = c_obs.value();
     RealRegion& r = p.region;
     r.k_sum = k_sum.value();

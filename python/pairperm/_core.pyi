@@ -1,5 +1,5 @@
 # Hand-written stubs for the private compiled module (see cpp/bindings/).
-from typing import Any, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -105,15 +105,20 @@ def bootstrap_sums(stats: npt.ArrayLike, k: int, seed: int, n_threads: int = 0) 
 real_max_exact_varying: int
 
 def real_n_varying(stay: npt.ArrayLike, swap: npt.ArrayLike) -> int: ...
-def real_exact(stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float) -> tuple[float, float, int, int]: ...
+def real_exact(
+    stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float,
+    magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: int = 0,
+) -> tuple[float, float, int, int]: ...
 def real_saddlepoint_is(
     stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
     n_threads: int = 0, max_rounds: int = 1, target_relative_half_width: float = 0.0,
+    magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: int = 0,
 ) -> dict[str, Any]: ...
+def real_sums_exact_on_grid(magnitude: float, grid: int) -> bool: ...
 def weighted_mean_interval(s1: float, s2: float, s3: float, s4: float, n_samples: float) -> tuple[float, float]: ...
 def real_monte_carlo(
     stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
-    n_threads: int = 0,
+    n_threads: int = 0, magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: int = 0,
 ) -> tuple[float, int]: ...
 def real_sample_t(
     k: npt.ArrayLike, theta: float, n_resamples: int, seed: int, n_threads: int = 0

@@ -17,7 +17,7 @@ import numpy as np
 from . import _core
 from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
-from ._units import read_groups, unit_sums
+from ._units import ScoreRoundoff, read_groups, unit_sums
 from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length, name_too_large
 
 __all__ = ["LocalEffects", "NullRecipe"]
@@ -35,13 +35,20 @@ class LocalEffects:
     _x: np.ndarray
     _y: np.ndarray
     _paired: bool
+    # Real-valued paired scores: the round-off of forming x - y from them (see ScoreRoundoff).
+    roundoff: Optional[ScoreRoundoff] = None
 
     @classmethod
-    def paired(cls, x: np.ndarray, y: np.ndarray, func: str = "", names: tuple[str, str] = ("x", "y")) -> LocalEffects:
+    def paired(cls, x: np.ndarray, y: np.ndarray, func: str = "", names: tuple[str, str] = ("x", "y"),
+               roundoff: Optional[ScoreRoundoff] = None) -> LocalEffects:
         """Scores of two systems, validated (N,) of one dtype: the local effects of T = sum(x) - sum(y).
-        The core's summary also refuses integers too large for its sums (see `as_score_pair`)."""
+        The core's summary also refuses integers too large for its sums (see `as_score_pair`).
+        Real-valued scores that are sums of item scores (units, samples) pass the round-off of
+        those sums in `roundoff`; without it, x and y are taken as the scores read."""
         if x.dtype.kind == "f":
-            return cls(None, x, y, True)
+            if roundoff is None:
+                roundoff = ScoreRoundoff.of(x, y, x, y, None)
+            return cls(None, x, y, True, roundoff)
         try:
             return cls(_core.summarize_paired(x, y), x, y, True)
         except ValueError as exc:

@@ -86,8 +86,12 @@ def monte_carlo_test(
     confidence_level : float
         Of ``pvalue_ci``.
     rtol : float or None
-        Relative tolerance for ties of a float statistic (default 1e-12 of ``|h_obs|``; for
-        the sum of real-valued effects 1e-9 of ``sum(|stay| + |swap|)``).
+        Relative tolerance for ties of a float statistic (default 1e-12 of ``|h_obs|``). For
+        the sum of real-valued effects (``statistic=None``) the slack is the round-off bound of
+        :func:`pairperm.structured_test`, widened by ``rtol * sum(|stay| + |swap|)`` when rtol
+        is given; effects ``x - y, y - x`` formed before the call are taken as read, so ties
+        of decimal scores far from 0 need :func:`pairperm.permutation_test` on the scores, or
+        an ``rtol``.
     n_jobs : int or None
         Sampler threads; None uses all cores.
     groups : array_like of labels, length N, optional

@@ -10,7 +10,7 @@ from ._effects import LocalEffects
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
 from ._statistics import statistic_for
-from ._units import paired_unit_sums
+from ._units import paired_scores
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -118,9 +118,9 @@ def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamp
     rtol = check_rtol(rtol, func)
     x_a, y_a = as_score_pair(x, y, func, ndim=(1, 2))
     n_items = x_a.size
-    x_a, y_a = paired_unit_sums(x_a, y_a, groups, func, raw_x=x)
+    x_a, y_a, roundoff = paired_scores(x_a, y_a, groups, func, raw_x=x)
     check_real_difference(x_a, y_a, func)
-    effects = LocalEffects.paired(x_a, y_a, func)
+    effects = LocalEffects.paired(x_a, y_a, func, roundoff=roundoff)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
     return effects, statistic_for(effects, None, rtol, func), mc, n_items
 
@@ -175,11 +175,16 @@ def permutation_test(
     n_jobs : int or None
         Sampler threads; None uses all cores. Results do not depend on it.
     rtol : float or None
-        Real-valued scores only. States equal to the observed statistic in exact arithmetic
-        tie with it, identically in every route, up to the rigorous round-off bound
-        ``2 * (n + 4) * eps * sum(|x - y|)`` of the sums formed over the n varying entries
-        (0 when all scores lie on a binary grid fine enough for exact sums). None (default):
-        that bound alone; a number >= 0 widens it by ``2 * rtol * sum(|x - y|)``.
+        Real-valued scores only. States equal to the observed statistic in exact (decimal)
+        arithmetic tie with it, identically in every route, up to the rigorous round-off
+        bound ``2 * (n + 4) * eps * sum(|x| + |y|)`` over the n varying entries, relative to
+        the scores and not to their differences: reading 54.7 and 54.6 into binary moves
+        their difference by ~1e-14. With units (``groups=``, shape (N, k)) each unit's term is
+        ``(j + 1) * (sum |x| + sum |y|)`` over its j scores per side, for the round-off of the
+        unit sums. The bound is 0 when the scores themselves lie on a binary grid fine enough
+        for every unit sum, difference and sum to be exact (integers, halves, quarters, ...).
+        See :doc:`/user-guide/real-valued`. None (default): that bound alone; a number >= 0
+        widens it by ``2 * rtol * sum(|x - y|)``.
     groups : array_like of labels, length N, optional
         The exchangeable unit of each item (e.g. the passage a question is about): items
         with equal labels are swapped together. The test then runs on the per-unit sums,

@@ -4,19 +4,25 @@ Z_n is uniform on ``{stay[n], swap[n]}`` and ``S = sum_n Z_n``; the observed val
 ``sum(stay)``. For two systems' per-entry scores x, y: ``stay = x - y``, ``swap = y - x``.
 
 Ties: a state counts as at least as extreme as the observed one when it is so in exact
-arithmetic, up to the round-off of the sums formed (so that e.g. scores 0.1 + 0.2 and 0.3 tie)::
+arithmetic, up to the round-off of reading the values and of the sums formed (so that e.g.
+scores 0.1 + 0.2 and 0.3, or 54.7 - 54.6 and 47.6 - 47.5, tie)::
 
     greater:   S >= s_obs - tol
     less:      S <= s_obs + tol
     two-sided: |S - mu| >= |s_obs - mu| - tol     (mu = E[S])
 
-``tol`` is 0 when all values lie on a binary grid fine enough for every sum to be exact
-(integers, halves, quarters, ...); otherwise it is the rigorous round-off bound
-``(n + 4) * eps * sum(|stay| + |swap|)`` over the n entries with ``stay != swap`` (eps =
-2^-52), far below any difference the data resolve. An explicit ``rtol`` widens it by
-``rtol * sum(|stay| + |swap|)``. The same rule, on the same thresholds, is used by every
-method, and everything runs in rescaled units, so the p-value does not depend on the units of
-the scores (1e-300 or 1e300).
+Per varying entry n let ``c_n = |stay| + |swap|``, or for effects formed from scores,
+``c_n = max(|stay| + |swap|, (j + 1) (sum |x| + sum |y|))`` over the entry's j scores per side
+(``2 (|x| + |y|)`` for single scores): the round-off of a difference is relative to the scores
+it came from. ``tol`` is 0 when the values (the scores, when given) lie on a binary grid 2^g
+with ``sum(c_n) < 2^(53 + g)``, fine enough for every sum and difference to be exact (integers,
+halves, quarters, ...); otherwise it is the rigorous round-off bound ``(n + 4) * eps *
+sum(c_n)`` over the n entries with ``stay != swap`` (eps = 2^-52), far below any difference the
+data resolve. An explicit ``rtol`` widens it by ``rtol * sum(|stay| + |swap|)``. The same rule,
+on the same thresholds, is used by every method, and everything runs in rescaled units, so the
+p-value does not depend on the units of the scores (1e-300 or 1e300). The scores' magnitudes
+and grid come from ``pairperm._units.ScoreRoundoff``; the rule itself is the core's
+``real_problem``.
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ def real_sum_pvalue(
     seed: int = 0,
     rtol: float | None = None,
     n_threads: int = 0,
+    scores: dict | None = None,
 ) -> RealPValue:
     """p-value of ``S = sum_n Z_n`` against ``sum(stay)``, Z_n uniform on ``{stay[n], swap[n]}``.
 
@@ -120,6 +127,10 @@ def real_sum_pvalue(
         ``rtol * sum(|stay| + |swap|)`` (see the module docstring).
     n_threads : int
         0: all hardware threads.
+    scores : dict or None
+        For effects formed from scores (stay = X - Y): ``ScoreRoundoff.core_args()``, the
+        scores' magnitudes and binary grid, from which the tie slack is taken (see the module
+        docstring). None: the effects are taken as read.
     """
     if method not in REAL_METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, REAL_METHODS))}; got {method!r}")
@@ -134,11 +145,12 @@ def real_sum_pvalue(
     seed = int(seed)
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be in [0, 2**64); got {seed}")
+    scores = scores or {}
 
     if method in ("auto", "exact"):
         n_varying = int(_core.real_n_varying(stay, swap))
         if n_varying <= REAL_MAX_EXACT:
-            p, log_p, _hits, _ = _core.real_exact(stay, swap, alternative, float(rtol))
+            p, log_p, _hits, _ = _core.real_exact(stay, swap, alternative, float(rtol), **scores)
             return RealPValue(float(p), float(log_p), None, "exact", None, None)
         if method == "exact":
             raise SupportTooLargeError(
@@ -147,11 +159,12 @@ def real_sum_pvalue(
                 f"sampling, with a relative error bar at any p) or method='monte_carlo'."
             )
     if method == "monte_carlo":
-        p, hits = _core.real_monte_carlo(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads)
+        p, hits = _core.real_monte_carlo(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads,
+                                        **scores)
         ci = clopper_pearson(int(hits), int(n_resamples))
         log_ci = (math.log(ci[0]) if ci[0] > 0 else -math.inf, math.log(ci[1]))
         return RealPValue(float(p), float(np.log(p)), ci, "monte_carlo", int(n_resamples), None, log_ci)
-    return _tilted_rounds(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads)
+    return _tilted_rounds(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads, scores)
 
 
 # Importance sampling adds rounds of n_resamples (independent streams) until the 95% interval's
@@ -163,10 +176,10 @@ MAX_ROUNDS = 8
 
 
 def _tilted_rounds(stay: np.ndarray, swap: np.ndarray, alternative: str, rtol: float, n_resamples: int, seed: int,
-                   n_threads: int) -> RealPValue:
+                   n_threads: int, scores: dict) -> RealPValue:
     """The core pools the rounds: mean and standard error from all samples."""
     d = _core.real_saddlepoint_is(stay, swap, alternative, rtol, n_resamples, seed, n_threads, MAX_ROUNDS,
-                                  TARGET_RELATIVE_HALF_WIDTH)
+                                  TARGET_RELATIVE_HALF_WIDTH, **scores)
     ci = (float(d["ci"][0]), float(d["ci"][1]))
     log_ci = (float(d["log_ci"][0]), float(d["log_ci"][1]))
     return RealPValue(float(d["pvalue"]), float(d["log_pvalue"]), ci, "saddlepoint_is", int(d["n_resamples"]),

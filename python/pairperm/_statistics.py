@@ -156,6 +156,8 @@ class RealSumStatistic:
         self._stay = np.ascontiguousarray(effects.stay, dtype=np.float64)
         self._swap = np.ascontiguousarray(effects.swap, dtype=np.float64)
         self.rtol = rtol
+        # Differences of scores carry the scores' round-off, not their own (see ScoreRoundoff).
+        self._scores: dict = {} if effects.roundoff is None else effects.roundoff.core_args()
         try:
             self.value = float(math.fsum(self._stay))
         except OverflowError:
@@ -168,12 +170,13 @@ class RealSumStatistic:
         from ._realvalued import real_sum_pvalue
 
         return real_sum_pvalue(self._stay, self._swap, alternative=alternative, method=method,
-                               n_resamples=n_resamples, seed=seed, rtol=self.rtol, n_threads=n_jobs)
+                               n_resamples=n_resamples, seed=seed, rtol=self.rtol, n_threads=n_jobs,
+                               scores=self._scores)
 
     def block_hits(self, k: int, seed: int, alternative: str, n_jobs: int) -> int:
         """Hits among k plain null resamples drawn by the core with the same tie thresholds."""
         rtol = 0.0 if self.rtol is None else self.rtol
-        _, hits = _core.real_monte_carlo(self._stay, self._swap, alternative, rtol, k, seed, n_jobs)
+        _, hits = _core.real_monte_carlo(self._stay, self._swap, alternative, rtol, k, seed, n_jobs, **self._scores)
         return int(hits)
 
 

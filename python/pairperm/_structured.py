@@ -101,7 +101,9 @@ def structured_test(
         are compared exactly. For the sum of real-valued effects the slack is the
         round-off bound ``(n + 4) * eps * sum(|stay| + |swap|)`` (0 on a fine enough binary
         grid), widened by ``rtol * sum(|stay| + |swap|)`` when rtol is given, as in
-        :func:`permutation_test`. For
+        :func:`permutation_test`. The effects are taken as read: differences ``x - y`` formed
+        before the call carry the round-off of x and y, which is relative to the scores (see
+        :doc:`/user-guide/real-valued`); :func:`permutation_test` on the scores accounts for it. For
         F1, precision and recall use :func:`pairperm.f1_test` etc., which compare ratios exactly.
     n_resamples, rng, n_jobs :
         ``method="monte_carlo"`` only, as in :func:`monte_carlo_test`.

@@ -13,13 +13,15 @@ integer engines stay exact, now over the 2^U swap patterns of U units.
 from __future__ import annotations
 
 import numbers
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
+from . import _core
 from ._validation import check_paired_index
 
-__all__ = ["Units", "read_groups", "unit_sums", "paired_unit_sums"]
+__all__ = ["ScoreRoundoff", "Units", "paired_scores", "paired_unit_sums", "read_groups", "unit_sums"]
 
 # Per-unit int64 sums are formed only while each stays below the magnitude every engine accepts.
 _INT64_SAFE = 2**61
@@ -112,9 +114,98 @@ def paired_unit_sums(x: np.ndarray, y: np.ndarray, groups: Any, func: str, raw_x
                      names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray]:
     """Per-item scores of shape (N,), or (N, k) samples of each item, as sums per unit (the
     groups' units, else the items)."""
+    xs, ys, _ = paired_scores(x, y, groups, func, raw_x, names)
+    return xs, ys
+
+
+def paired_scores(x: np.ndarray, y: np.ndarray, groups: Any, func: str, raw_x: Any = None,
+                  names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray, Optional[ScoreRoundoff]]:
+    """`paired_unit_sums`, and for real-valued scores the round-off that reading them and
+    forming the sums and x - y leaves in each unit's difference (None for integers: exact)."""
+    units = None if groups is None else read_groups(groups, len(x), func, like=raw_x)
+    xs, ys = x, y
     if x.ndim == 2:
-        x, y = _samples(x, names[0], func), _samples(y, names[1], func)
-    if groups is None:
-        return x, y
-    units = read_groups(groups, len(x), func, like=raw_x)
-    return unit_sums(x, units, names[0], func), unit_sums(y, units, names[1], func)
+        xs, ys = _samples(x, names[0], func), _samples(y, names[1], func)
+    if units is not None:
+        xs, ys = unit_sums(xs, units, names[0], func), unit_sums(ys, units, names[1], func)
+    roundoff = ScoreRoundoff.of(x, y, xs, ys, units) if "f" in (x.dtype.kind, y.dtype.kind) else None
+    return xs, ys, roundoff
+
+
+# Marks "no nonzero score": every value is a multiple of any power of two.
+_NO_GRID = 1 << 20
+
+
+@dataclass(frozen=True)
+class ScoreRoundoff:
+    """How far round-off can move each unit's difference X - Y of real-valued scores from its
+    value in exact (decimal) arithmetic.
+
+    Each score is read into binary within u |x| (u = 2^-53), a sum of j of them adds at most
+    (j - 1) u sum |x|, and X - Y adds u |X - Y|: the computed difference is within
+    u (j + 1) (sum |x| + sum |y|), and k = |stay - swap| = 2 |X - Y| within eps times
+    ``magnitude = (j + 1) (sum |x| + sum |y|)`` per unit (j scores on each side). The slack of
+    the real-valued test (``real_problem`` in the core) sums these, and it is 0 only when the
+    scores themselves lie on a binary grid (every score a multiple of 2^grid) fine enough for
+    every unit sum and difference to be exact: differences such as 54.7 - 54.6 may land on a
+    coarse grid by cancellation while the scores they came from do not.
+
+    ``magnitude`` is in units of 2^exponent (no overflow whatever the scale of the scores).
+    """
+
+    magnitude: np.ndarray
+    exponent: int
+    grid: int
+
+    @classmethod
+    def of(cls, x: np.ndarray, y: np.ndarray, xs: np.ndarray, ys: np.ndarray, units: Optional[Units]) -> ScoreRoundoff:
+        """From the item scores x, y (shape (N,) or (N, k)) and their unit sums xs, ys."""
+        ax, ay = np.abs(x.astype(np.float64)), np.abs(y.astype(np.float64))
+        top = max(float(ax.max(initial=0.0)), float(ay.max(initial=0.0)))
+        exponent = int(np.frexp(top)[1]) if top > 0 else 0
+        ax, ay = np.ldexp(ax, -exponent), np.ldexp(ay, -exponent)  # exact, bar subnormals
+        per_item = 1
+        if ax.ndim == 2:
+            per_item = ax.shape[1]
+            ax, ay = ax.sum(axis=1), ay.sum(axis=1)
+        count = np.full(len(ax), per_item, dtype=np.float64)
+        differ = xs != ys
+        if units is not None and len(ax):
+            ax, ay = np.add.reduceat(ax[units.order], units.starts), np.add.reduceat(ay[units.order], units.starts)
+            sizes = np.diff(np.append(units.starts, len(units.order)))
+            count = sizes.astype(np.float64) * per_item
+            differ = np.repeat(differ, sizes)[np.argsort(units.order, kind="stable")]
+        magnitude = (count + 1.0) * (ax + ay)
+        # Units whose sums are equal cancel in the core and need no grid; the others' scores do.
+        grid = min(_lowest_bit(x[differ]), _lowest_bit(y[differ]))
+        return cls(np.ascontiguousarray(magnitude, dtype=np.float64), exponent, grid)
+
+    def core_args(self) -> dict:
+        """Keyword arguments of the core's real-valued tests."""
+        return {"magnitude": self.magnitude, "exponent": self.exponent, "grid": self.grid}
+
+    @property
+    def exact(self) -> bool:
+        """Every unit sum, difference and sum of differences is exact in binary64 (the core's rule)."""
+        return bool(_core.real_sums_exact_on_grid(float(self.magnitude.sum()), self.grid - self.exponent))
+
+    def differences(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The unit differences X - Y and the round-off bound of each, both in units of
+        2^exponent (no overflow): each difference is within its bound of its exact value, twice
+        over. Bounds of 0 when the scores are exact (`exact`)."""
+        d = np.ldexp(xs.astype(np.float64), -self.exponent) - np.ldexp(ys.astype(np.float64), -self.exponent)
+        if self.exact:
+            return d, np.zeros_like(d)
+        return d, np.finfo(np.float64).eps * self.magnitude
+
+
+def _lowest_bit(values: np.ndarray) -> int:
+    """The largest e such that every value is an integer multiple of 2^e."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[v != 0]
+    if not v.size:
+        return _NO_GRID
+    mantissa, e = np.frexp(np.abs(v))
+    m = (mantissa * 2.0**53).astype(np.int64)
+    lowest = np.log2((m & -m).astype(np.float64)).astype(np.int64)
+    return int((e.astype(np.int64) - 53 + lowest).min())

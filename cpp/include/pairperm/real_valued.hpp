@@ -18,10 +18,18 @@
 //     two-sided: T <= min(t_obs, c_obs) + tol  or  T >= max(t_obs, c_obs) - tol,
 //                and every state when |t_obs - c_obs| <= 2 tol (the observed value is the mean).
 // tol = 0 when every value lies on a binary grid fine enough for all sums to be exact (integers,
-// quarters, ...); otherwise tol = (n + 4) eps sum(|stay| + |swap|) over the n varying entries, a
-// rigorous bound (with a factor 2 to spare) on the round-off of every sum the methods form and of
-// reading decimal scores into binary. A caller's rtol >= 0 widens it by rtol sum(|stay| + |swap|).
+// quarters, ...); otherwise tol = (n + 4) eps M over the n varying entries, M = sum(|stay| + |swap|),
+// a rigorous bound on the round-off of every sum the methods form and of reading decimal values
+// into binary. A caller's rtol >= 0 widens it by rtol sum(|stay| + |swap|).
 // Entries with stay == swap only shift S and s_obs alike and enter no comparison.
+//
+// When the local effects were formed from scores (stay = X - Y for per-unit sums X, Y of decimal
+// scores read into binary), their round-off is relative to the scores, not to the differences:
+// 54.7 - 54.6 = 0.10000000000000142 lies on a coarse binary grid although 54.7 and 54.6 do not.
+// The caller then passes ScoreMagnitudes: per entry a bound c_n with |k_n - exact k_n| <= eps c_n
+// (for X, Y sums of j scores each, c_n = (j + 1) (sum |x| + sum |y|)), and the binary grid of the
+// scores themselves. M then sums max(|stay| + |swap|, c_n), and tol = 0 only when the scores lie on
+// a grid on which every unit sum, difference and sum of differences is exact.
 #pragma once
 
 #include <cstddef>
@@ -54,8 +62,20 @@ struct RealProblem {
     int scale_exponent = 0;
 };
 
+// How the local effects were formed from scores (see "Ties" above). magnitude[i] >= 0 is c_i in
+// units of 2^exponent; every score is an integer multiple of 2^grid.
+struct ScoreMagnitudes {
+    const double* magnitude = nullptr;
+    int exponent = 0;
+    int grid = 0;
+};
+
+// True when, for values that are integer multiples of 2^grid with magnitudes summing to at most
+// `magnitude` (both in the same units), every sum and difference of them is exact in binary64.
+bool sums_exact_on_grid(double magnitude, int grid);
+
 RealProblem real_problem(const double* stay, const double* swap, std::size_t n, Alternative alternative,
-                         double rtol);
+                         double rtol, const ScoreMagnitudes* scores = nullptr);
 
 struct RealExactResult {
     std::uint64_t hits = 0;  // states in the region, out of 2^n_varying
