@@ -172,3 +172,101 @@ def test_sign_test_mixed_int_and_float_compares_exactly():
     r = pairperm.sign_test(np.array([2**60 + 1]), np.array([2.0**60]), alternative="greater")
     assert r.n_positive == 1 and r.n_zero == 0
     assert r.pvalue == 0.5
+
+
+# Decimal scores: zeros and ties of x - y that hold in exact decimal arithmetic hold here too,
+# as for the same scores written as integers (tenths, hundredths).
+
+
+def test_wilcoxon_ties_of_decimal_differences():
+    # |x - y| = 0.1 three times: 54.7 - 54.6, 47.6 - 47.5 and 67.3 - 67.2 differ in binary.
+    x, y = [54.7, 47.6, 67.2, 50.0, 61.3], [54.6, 47.5, 67.3, 49.8, 61.2]
+    r = pairperm.wilcoxon_test(x, y)
+    want = pairperm.wilcoxon_test([547, 476, 672, 500, 613], [546, 475, 673, 498, 612])
+    assert (r.r_plus, r.r_minus, r.pvalue) == (want.r_plus, want.r_minus, want.pvalue)
+    assert (r.r_plus, r.r_minus) == (12.5, 2.5)
+    assert r.pvalue == float(brute_force_wilcoxon([1, 1, -1, 2, 1], "wilcox", "two-sided"))
+
+
+def decimal_pairs(rng, n, digits):
+    unit = 10**digits
+    xi = rng.integers(30 * unit, 70 * unit, n)
+    yi = xi + rng.integers(-3, 4, n)
+    return xi, yi, xi / unit, yi / unit
+
+
+@pytest.mark.parametrize("digits", (1, 2))
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_wilcoxon_decimal_scores_match_integer_scores(digits, zero_method, alternative):
+    rng = np.random.default_rng(7 + digits)
+    for trial in range(15):
+        xi, yi, x, y = decimal_pairs(rng, int(rng.integers(3, 15)), digits)
+        r = pairperm.wilcoxon_test(x, y, alternative=alternative, zero_method=zero_method)
+        want = pairperm.wilcoxon_test(xi, yi, alternative=alternative, zero_method=zero_method)
+        assert (r.r_plus, r.r_minus, r.pvalue) == (want.r_plus, want.r_minus, want.pvalue), trial
+        assert r.pvalue == pytest.approx(float(brute_force_wilcoxon(xi - yi, zero_method, alternative)), rel=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_wilcoxon_decimal_scores_match_scipy_on_integers(alternative):
+    # Distinct |x - y| in tenths and no zeros: scipy's exact test applies to the integers.
+    rng = np.random.default_rng(21)
+    for _ in range(10):
+        n = 9
+        d = rng.permutation(np.arange(1, n + 1)) * rng.choice([-1, 1], n)
+        xi = rng.integers(300, 700, n)
+        x, y = xi / 10, (xi - d) / 10
+        r = pairperm.wilcoxon_test(x, y, alternative=alternative)
+        s = scipy.stats.wilcoxon(xi, xi - d, alternative=alternative, method="exact")
+        assert r.statistic == s.statistic
+        assert r.pvalue == pytest.approx(s.pvalue, rel=1e-12)
+
+
+def test_sign_and_wilcoxon_zero_differences_of_decimal_sums():
+    # 0.3 against 0.1 + 0.2 = 0.30000000000000004, and a unit of 0.1 and 0.2 against 0.3: zero
+    # differences in exact arithmetic, left out like any other zero.
+    x = [0.3, 1.0, 2.0, 4.0]
+    y = [0.1 + 0.2, 0.5, 1.5, 3.0]
+    s = pairperm.sign_test(x, y)
+    assert (s.n_positive, s.n_negative, s.n_zero) == (3, 0, 1)
+    assert s.pvalue == pairperm.sign_test([3, 10, 20, 40], [3, 5, 15, 30]).pvalue
+    for zm in ("wilcox", "pratt", "zsplit"):
+        w = pairperm.wilcoxon_test(x, y, zero_method=zm)
+        want = pairperm.wilcoxon_test([3, 10, 20, 40], [3, 5, 15, 30], zero_method=zm)
+        assert (w.r_plus, w.r_minus, w.pvalue) == (want.r_plus, want.r_minus, want.pvalue)
+    g = [0, 0, 1, 2, 3]
+    xg, yg = [0.1, 0.2, 1.0, 2.0, 4.0], [0.3, 0.0, 0.5, 1.5, 3.0]
+    s = pairperm.sign_test(xg, yg, groups=g)
+    assert (s.n_positive, s.n_negative, s.n_zero) == (3, 0, 1)
+    w = pairperm.wilcoxon_test(xg, yg, groups=g, zero_method="pratt")
+    want = pairperm.wilcoxon_test([1, 2, 10, 20, 40], [3, 0, 5, 15, 30], groups=g, zero_method="pratt")
+    assert (w.r_plus, w.r_minus, w.pvalue) == (want.r_plus, want.r_minus, want.pvalue)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_sign_test_decimal_scores_match_integer_scores(alternative):
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n = int(rng.integers(3, 15))
+        xi = rng.integers(3, 50, n)
+        # y as a sum of two nonnegative decimals (e.g. sentence scores summed): equal to x in
+        # decimal for some entries, and then off by round-off only.
+        yi = np.where(rng.random(n) < 0.4, xi, xi + rng.integers(-3, 4, n))
+        parts = (rng.random(n) * yi).astype(np.int64)
+        x = xi / 10
+        y = parts / 10 + (yi - parts) / 10
+        r = pairperm.sign_test(x, y, alternative=alternative)
+        want = pairperm.sign_test(xi, yi, alternative=alternative)
+        assert (r.n_positive, r.n_negative, r.n_zero, r.pvalue) == (
+            want.n_positive, want.n_negative, want.n_zero, want.pvalue)
+
+
+def test_binary_grid_differences_stay_exact_in_rank_tests():
+    # Scores on a binary grid are compared exactly: differences of 2^-40 near 1 are resolved.
+    x = np.array([1.0, 1.0, 1.0, 1.0]) + np.array([1, 2, 3, 4]) * 2.0**-40
+    y = np.ones(4)
+    assert pairperm.sign_test(x, y).n_zero == 0
+    r = pairperm.wilcoxon_test(x, y, alternative="greater")
+    assert (r.r_plus, r.r_minus) == (10.0, 0.0)
+    assert list(doubled_midranks(np.array([0.25, 0.5, 0.25]), np.zeros(3))) == [3, 6, 3]

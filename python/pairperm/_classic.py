@@ -20,7 +20,7 @@ from ._errors import SupportTooLargeError
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
 from ._runner import monte_carlo_options, plan, run
 from ._statistics import SumStatistic
-from ._units import paired_unit_sums
+from ._units import ScoreRoundoff, paired_scores
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -139,15 +139,19 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     xa = as_real_array(x, "x", func, ndim=(1, 2))
     ya = as_real_array(y, "y", func, ndim=(1, 2))
     check_same_length(xa, ya, "x", "y", func)
-    xa, ya = paired_unit_sums(xa, ya, groups, func, raw_x=x)
-    s = _signs(xa, ya)
+    xa, ya, roundoff = paired_scores(xa, ya, groups, func, raw_x=x)
+    s = _signs(xa, ya, roundoff)
     n_pos, n_neg = int(np.count_nonzero(s > 0)), int(np.count_nonzero(s < 0))
     p, log_p, _ = _sign_flip_pvalue(s, alternative, func)
     effect = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "sign")
     return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg, effect.estimate(), effect)
 
 
-def _signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _signs(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreRoundoff] = None) -> np.ndarray:
+    """Signs of x - y; a difference within its round-off of 0 is 0 (e.g. 0.1 + 0.2 vs 0.3)."""
+    if roundoff is not None and not roundoff.exact:
+        d, slack = roundoff.differences(x, y)
+        return np.where(np.abs(d) <= slack, 0, np.sign(d)).astype(np.int64)
     # Compare rather than subtract: x - y can overflow for int64 and round for floats. Mixed
     # int64/float64 would compare in float64 and lose integers above 2^53; long double's
     # 64-bit mantissa holds both exactly (|ints| < 2^61 after validation).
@@ -156,19 +160,32 @@ def _signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (x > y).astype(np.int64) - (x < y).astype(np.int64)
 
 
-def _abs_differences(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _abs_differences(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreRoundoff] = None
+                     ) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """|x - y|, and where round-off may have split ties, the bound on each one's round-off
+    (in the same, possibly rescaled, units)."""
     if x.dtype.kind == "i" and y.dtype.kind == "i":
         # |x - y| < 2**62 as both are below 2**61: exact, so ties are exact ties.
-        return np.abs(x - y)
-    return np.abs(x.astype(np.float64) - y.astype(np.float64))
+        return np.abs(x - y), None
+    if roundoff is not None and not roundoff.exact:
+        d, slack = roundoff.differences(x, y)
+        return np.abs(d), slack
+    return np.abs(x.astype(np.float64) - y.astype(np.float64)), None
 
 
-def doubled_midranks(values: np.ndarray) -> np.ndarray:
-    """2 x the midranks (1-based, ties averaged) of `values`: always integers."""
+def doubled_midranks(values: np.ndarray, slack: Optional[np.ndarray] = None) -> np.ndarray:
+    """2 x the midranks (1-based, ties averaged) of `values`: always integers. With `slack`,
+    neighbours in sorted order that are within the sum of their slacks tie (values known only
+    up to their round-off)."""
     n = len(values)
     order = np.argsort(values, kind="stable")
     sv = values[order]
-    starts = np.flatnonzero(np.r_[True, sv[1:] != sv[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    if slack is None:
+        new_value = sv[1:] != sv[:-1]
+    else:
+        ss = slack[order]
+        new_value = sv[1:] - sv[:-1] > ss[1:] + ss[:-1]
+    starts = np.flatnonzero(np.r_[True, new_value]) if n else np.zeros(0, dtype=np.int64)
     ends = np.r_[starts[1:], n]  # exclusive
     # Ranks starts+1 .. ends share the midrank (starts + 1 + ends) / 2.
     group_rank2 = (starts + 1 + ends).astype(np.int64)
@@ -189,20 +206,22 @@ def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method
     xa = as_real_array(x, "x", func, ndim=(1, 2))
     ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func, ndim=(1, 2))
     check_same_length(xa, ya, "x", "y", func)
-    xa, ya = paired_unit_sums(xa, ya, groups, func, raw_x=x)
-    return xa, ya, mc
+    xa, ya, roundoff = paired_scores(xa, ya, groups, func, raw_x=x)
+    return xa, ya, roundoff, mc
 
 
-def _signed_ranks(xa: np.ndarray, ya: np.ndarray, zero_method: str) -> tuple[np.ndarray, float, float]:
-    """Local effects +-2 r_n (doubled midranks, integers even with ties) and the rank sums."""
-    sign = _signs(xa, ya)
-    absd = _abs_differences(xa, ya)
+def _signed_ranks(xa: np.ndarray, ya: np.ndarray, zero_method: str,
+                  roundoff: Optional[ScoreRoundoff] = None) -> tuple[np.ndarray, float, float]:
+    """Local effects +-2 r_n (doubled midranks, integers even with ties) and the rank sums.
+    Zeros and ties of |x - y| are those of exact arithmetic (see ScoreRoundoff)."""
+    sign = _signs(xa, ya, roundoff)
+    absd, slack = _abs_differences(xa, ya, roundoff)
     if zero_method == "wilcox":
         keep = sign != 0
-        sign, r2 = sign[keep], doubled_midranks(absd[keep])
+        sign, r2 = sign[keep], doubled_midranks(absd[keep], None if slack is None else slack[keep])
         zero_r2 = 0
     else:
-        r2 = doubled_midranks(absd)
+        r2 = doubled_midranks(absd, slack)
         zero_r2 = int(r2[sign == 0].sum()) if zero_method == "zsplit" else 0
     effect = sign * r2  # zeros contribute 0: a flip leaves them where they are
     r_plus = (int(r2[sign > 0].sum()) + zero_r2 / 2) / 2
@@ -300,8 +319,9 @@ def wilcoxon_test(
     exact 0.09375 25.0 3.0
     """
     func = "wilcoxon_test"
-    xa, ya, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs, groups)
-    effect, r_plus, r_minus = _signed_ranks(xa, ya, zero_method)
+    xa, ya, roundoff, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs,
+                                             groups)
+    effect, r_plus, r_minus = _signed_ranks(xa, ya, zero_method, roundoff)
     statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
     effects = _sign_flip_effects(effect)
     shift = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "walsh")
