@@ -21,7 +21,7 @@ import numpy as np
 from . import _core
 from ._validation import check_paired_index
 
-__all__ = ["ScoreRoundoff", "Units", "paired_scores", "paired_unit_sums", "read_groups", "unit_sums"]
+__all__ = ["ScoreRoundoff", "Units", "paired_scores", "read_groups", "unit_sums"]
 
 # Per-unit int64 sums are formed only while each stays below the magnitude every engine accepts.
 _INT64_SAFE = 2**61
@@ -110,18 +110,11 @@ def _samples(arr: np.ndarray, name: str, func: str) -> np.ndarray:
     return arr.sum(axis=1)
 
 
-def paired_unit_sums(x: np.ndarray, y: np.ndarray, groups: Any, func: str, raw_x: Any = None,
-                     names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray]:
-    """Per-item scores of shape (N,), or (N, k) samples of each item, as sums per unit (the
-    groups' units, else the items)."""
-    xs, ys, _ = paired_scores(x, y, groups, func, raw_x, names)
-    return xs, ys
-
-
 def paired_scores(x: np.ndarray, y: np.ndarray, groups: Any, func: str, raw_x: Any = None,
                   names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray, Optional[ScoreRoundoff]]:
-    """`paired_unit_sums`, and for real-valued scores the round-off that reading them and
-    forming the sums and x - y leaves in each unit's difference (None for integers: exact)."""
+    """Per-item scores of shape (N,), or (N, k) samples of each item, as sums per unit (the
+    groups' units, else the items), and for real-valued scores the round-off that reading them
+    and forming the sums and x - y leaves in each unit's difference (None for integers: exact)."""
     units = None if groups is None else read_groups(groups, len(x), func, like=raw_x)
     xs, ys = x, y
     if x.ndim == 2:
