@@ -75,7 +75,10 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
         const double r = e / (1.0 + e), q = 1.0 / (1.0 + e);
         const double a = c * q * r;
         gs.push_back({k, c, q, r, a, g.k, g.count});
-        log_m.add(c * (theta * k + std::log1p(e) - std::log(2.0)));
+        // log((1 + e^{theta k}) / 2) = a / 2 + log cosh(a / 2), a = theta k
+        const double half_a = 0.5 * (theta * k);
+        log_m.add_product(c, half_a);
+        log_m.add_product(c, detail::log_cosh(half_a));
         mean.add(c * k * q);
         A += a;
         V += a * k * k;

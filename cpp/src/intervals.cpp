@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pairperm/binomial.hpp"
+#include "numeric.hpp"
 #include "parallel.hpp"
 
 namespace pairperm {
@@ -142,7 +143,7 @@ double log_sf_saddlepoint(const ShiftProblem& p, double delta, double t_obs, dou
         const double e = std::fabs(p.values[i] - delta);
         const double x = t * e;
         const double th = std::tanh(x);
-        k0 += p.counts[i] * (x + std::log1p(std::exp(-2 * x)) - kLog2);  // log cosh x
+        k0 += p.counts[i] * detail::log_cosh(x);
         saturation += p.counts[i] * e * e * th * th;
     }
     const double k2 = var - saturation;

@@ -78,7 +78,7 @@ Tilted tilt(const Law& law, const Vec& theta) {
         cxx += c * v * dx * dx;
         cxy += c * v * dx * dy;
         cyy += c * v * dy * dy;
-        lm += c * (std::max(a, 0.0) + std::log1p(std::exp(-std::fabs(a))) - std::log(2.0));
+        lm += c * (0.5 * a + detail::log_cosh(0.5 * a));  // log((1 + e^a) / 2)
     }
     t.mean = {static_cast<double>(law.lo[0]) + static_cast<double>(mx), static_cast<double>(law.lo[1]) + static_cast<double>(my)};
     t.cov = {static_cast<double>(cxx), static_cast<double>(cxy), static_cast<double>(cyy)};

@@ -112,12 +112,14 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
                                                         static_cast<std::size_t>(w_hi - w_lo), s);
         if (acc * 1e-16 >= std::exp(log_eps)) break;
     }
-    // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2), and the log of the tilt
-    // undone at s, summed together: the result is a small difference of large terms.
+    // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2) = sum c (a / 2 + log cosh(a / 2)),
+    // a = theta k', and the log of the tilt undone at s, summed together: the result is a
+    // small difference of large terms.
     detail::CompensatedSum log_p;
     for (const Group& g : law.groups) {
-        const double a = theta * static_cast<double>(g.k);
-        log_p.add_product(static_cast<double>(g.count), a + std::log1p(std::exp(-a)) - std::log(2.0));
+        const double half_a = 0.5 * (theta * static_cast<double>(g.k)), c = static_cast<double>(g.count);
+        log_p.add_product(c, half_a);
+        log_p.add_product(c, detail::log_cosh(half_a));
     }
     if (!(acc > 0)) return -INFINITY;
     log_p.add_product(-theta, sd);
