@@ -92,7 +92,7 @@ def test_the_limits_are_the_cores_and_decide():
     for name in ("dp_budget", "dp_limit", "max_listed_entries", "small_dp_cost", "small_dp_entries",
                  "exact_auto_work", "band_max_work"):
         assert getattr(_runner.LIMITS, name) == getattr(defaults, name)
-    assert _runner.FFT_NOISE_FLOOR == _core.fft_noise_floor == 1e-12
+    assert _runner.FFT_NOISE_FLOOR == _core.fft_noise_floor == 1e-10
     x, y, *_ = _cases()["small, many distinct differences"]
     exact = pairperm.permutation_test(x, y)
     assert exact.engine == "dp"

@@ -230,7 +230,7 @@ _DOC_COMMON = """
         ``"auto"`` / ``"exact"``: the grouped engine over the reduced state, each tail
         summed under an exponential tilt (relative accuracy at any depth; certified
         truncation). Where no tilt certifies a tail, the dense distribution is used and
-        p-values below its round-off (1e-12) are recomputed with the DP.
+        p-values below its round-off (1e-10) are recomputed with the DP.
         ``"dp"``: the papers' Alg. 3 over the same state (small N). ``"monte_carlo"``:
         ``n_resamples`` random swaps, ``p = (1 + hits) / (1 + n_resamples)`` with a
         Clopper-Pearson ``pvalue_ci``.

@@ -226,13 +226,14 @@ def _from_distribution(effects: LocalEffects, stat: Any, alternative: str, engin
         return p, (math.log(p) if p > 0 else -math.inf), "dp", False
     if plan.dp_within_limit:
         warn_caller(
-            "the p-value is below the FFT engine's round-off (1e-12) and its exact recomputation exceeds the "
-            "unasked budget; reporting p <= 1e-12 (pvalue_is_bound=True). method='dp' computes the exact value.",
+            f"the p-value is below the FFT engine's round-off ({FFT_NOISE_FLOOR:g}) and its exact recomputation "
+            f"exceeds the unasked budget; reporting p <= {FFT_NOISE_FLOOR:g} (pvalue_is_bound=True). method='dp' "
+            "computes the exact value.",
         )
     else:
         warn_caller(
-            "the p-value is below the FFT engine's round-off (1e-12) and the exact DP is out of reach; "
-            "reporting p <= 1e-12 (pvalue_is_bound=True).",
+            f"the p-value is below the FFT engine's round-off ({FFT_NOISE_FLOOR:g}) and the exact DP is out of "
+            f"reach; reporting p <= {FFT_NOISE_FLOOR:g} (pvalue_is_bound=True).",
         )
     return FFT_NOISE_FLOOR, math.log(FFT_NOISE_FLOOR), ("grouped" if engine == "auto" else engine), True
 
