@@ -624,3 +624,14 @@ def test_optional_packages_are_not_imported_unless_used():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("metric", ["uas", "las", "sum", "accuracy"])
+def test_every_pair_reports_compare_s_difference_and_interval(metric):
+    # compare_systems reported UAS/LAS as per-item means while compare() reports sums.
+    a = np.array([12, 7, 30, 9, 15, 22, 4]) if metric != "accuracy" else np.array([1, 0, 1, 1, 0, 1, 1])
+    b = np.array([11, 7, 27, 9, 13, 22, 5]) if metric != "accuracy" else np.array([0, 0, 1, 0, 0, 1, 0])
+    c = pairperm.compare(a, b, metric)
+    row = pairperm.compare_systems({"A": a, "B": b}, metric, correction=None, confidence_level=0.8).rows[0]
+    assert row.difference == pytest.approx(c.difference, rel=1e-14) and row.pvalue == c.pvalue
+    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(c.confidence_interval(0.8)))

@@ -31,6 +31,8 @@ from ._validation import (
 __all__ = ["compare", "METRICS"]
 
 _INTEGER_SUMS = ("accuracy", "exact_match", "uas", "las", "sum")
+# Of those, the ones reported as sums (attachments, counts) rather than per entry.
+SUMMED_METRICS = ("sum", "uas", "las")
 #: Per-entry real-valued scores whose corpus value is their mean (higher is better).
 REAL_MEANS = ("mean", "comet", "bleurt", "chrf", "sentence_bleu", "ndcg", "ap", "rr", "rouge", "judge")
 
@@ -94,7 +96,7 @@ def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int
     xa, ya = np.asarray(x), np.asarray(y)
     check_sentence_scores(metric, xa, "x", "compare")
     check_sentence_scores(metric, ya, "y", "compare")
-    per_item = metric not in ("sum", "uas", "las")  # accuracy, exact match and means are per entry
+    per_item = metric not in SUMMED_METRICS
     if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
         r: Any = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples,
                                                rng=rng, groups=groups)

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _core, _runner
 from ._bootstrap import check_statistics_shape, f1_from_sums, statistics_by_name, summed_metric
-from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, _is_integral, check_sentence_scores, compare
+from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, SUMMED_METRICS, _is_integral, check_sentence_scores, compare
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
 from ._validation import (
@@ -188,8 +188,8 @@ class SystemsComparison:
     metric : str
         The metric's name (a callable's ``__name__``).
     metric_values : tuple
-        Each system's metric on the full data (accuracy: mean score, "sum": the sum, F1 and
-        the like: from the summed counts).
+        Each system's metric on the full data (accuracy: mean score; "sum", "uas", "las": the
+        sum, as compare() reports them; F1 and the like: from the summed counts).
     rows : tuple of SystemPair
         One per compared pair, in the order compared.
     alternative : str
@@ -563,7 +563,7 @@ def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
     if callable(metric):
         sums = arr.astype(np.float64).sum(axis=0)[None]
         return float(apply_vectorised(metric, sums, 1, _FUNC, "metric")[0])
-    if metric == "sum":
+    if metric in SUMMED_METRICS:
         return exact_int_sum(arr)
     if metric in _INTEGER_SUMS or metric in _PER_ENTRY_REAL:
         return float(arr.mean())
@@ -830,7 +830,8 @@ def compare_systems(
         The level of every interval (default 0.95); None computes none. A pair's
         ``difference`` (metric of A minus metric of B, in the metric's own units) gets the
         interval :func:`pairperm.shift_interval` gives by inverting the permutation test for sums
-        and means (accuracy, exact match, sums, real means; per item, or for ``"sum"`` per sum),
+        and means (accuracy, exact match, sums, real means; per item, or for ``"sum"``, ``"uas"``
+        and ``"las"`` per sum),
         and a paired bootstrap percentile interval for the other metrics (F1, BLEU, callables,
         ...) from one shared set of resamples per task (:func:`pairperm.bootstrap_intervals`),
         which also gives those systems' own intervals; a system's own interval for a sum or

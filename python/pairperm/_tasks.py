@@ -22,7 +22,7 @@ import numpy as np
 from . import _systems
 from ._bootstrap import f1_from_sums
 from ._cache import UnkeyableError, as_cache, callable_key, data_digest, pair_key
-from ._compare import _INTEGER_SUMS, REAL_MEANS
+from ._compare import _INTEGER_SUMS, REAL_MEANS, SUMMED_METRICS
 from ._intervals import (
     AUTO_EXACT_MAX,
     batch_shift_bounds,
@@ -572,7 +572,7 @@ def _shift_units(metric: Any) -> Optional[str]:
     """Which interval of shift_interval is in the metric's units, or None for bootstrapped metrics."""
     if callable(metric) or metric not in _SHIFT_METRICS:
         return None
-    return "sum_difference" if metric == "sum" else "mean_difference"
+    return "sum_difference" if metric in SUMMED_METRICS else "mean_difference"
 
 
 def _interval_alternative(metric: Any, alternative: Any) -> Alternative:
@@ -660,10 +660,10 @@ def bootstrap_input(metric: Any, arrays: list, item_counts: Optional[np.ndarray]
     (`item_counts`), a mean per item is the ratio of the resampled units' sums and counts."""
     if item_counts is not None and not callable(metric) and metric in _SHIFT_METRICS:
         stats = [np.column_stack([a, item_counts]) for a in arrays]
-        return stats, _ratio_of_sums, int(item_counts.sum()) if metric == "sum" else 1
+        return stats, _ratio_of_sums, int(item_counts.sum()) if metric in SUMMED_METRICS else 1
     if callable(metric):
         return arrays, metric, 1
-    if metric == "sum":
+    if metric in SUMMED_METRICS:
         return arrays, "mean", len(arrays[0])
     if metric in _SHIFT_METRICS:
         return arrays, "mean", 1
