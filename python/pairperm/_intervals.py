@@ -121,8 +121,11 @@ def shift_interval(
         "exact": bisection on delta, each step counting the subsets exactly by meet in the
         middle (at most 40 items); the endpoints are the subset means up to round-off (relative
         ~1e-13 of the range of d). "saddlepoint": the Lugannani-Rice approximation of the count,
-        for any N (its endpoints differ from the exact ones by well under 1% of the interval's
-        width from N = 30 on). "auto": exact up to 30 items, the saddlepoint beyond.
+        for any N (from N = 30 on, its endpoints differ from the exact ones by well under 1% of
+        the interval's width for differences spread over many values, but by 1-5% for
+        differences on a coarse lattice such as accuracy's 0/+-1, where an end near 0 can fall on
+        the other side of 0 from the test's decision). "auto": exact up to 30 items, the
+        saddlepoint beyond.
 
     Returns
     -------
