@@ -351,3 +351,23 @@ def test_compare_systems_with_groups_reports_what_compare_reports_when_unit_sums
     # Without groups the same 0/1 items are McNemar's, as in compare().
     plain = [r for r in several.rows if r.task == "u"]
     assert {r.test for r in plain} == {pairperm.compare(systems["A"], systems["B"]).test} == {"mcnemar_test"}
+
+
+def test_compare_systems_with_groups_ties_decimal_scores_as_compare_does():
+    # compare_systems handed compare() the unit sums as plain scores, so the tie slack was
+    # relative to the sums, not to the items: units holding the same decimal scores in another
+    # order (difference 0 in exact arithmetic) counted as differing, and p came out 0.6875.
+    rng = np.random.default_rng(7)
+    x, y, g = [], [], []
+    for u in range(4):
+        v = np.round(rng.uniform(-100, 100, 6), 1)
+        v[-1] = round(-v[:-1].sum(), 1)
+        x += v.tolist()
+        y += rng.permutation(v).tolist()
+        g += [u] * 6
+    x, y, g = np.array(x + [0.5]), np.array(y + [0.0]), g + [4]
+    want = pairperm.compare(x, y, "mean", groups=g).pvalue
+    assert want == 1.0  # four units tie at 0 in every swap pattern; the fifth alone can't reach p < 1
+    assert pairperm.compare_systems({"A": x, "B": y}, "mean", groups=g).rows[0].pvalue == want
+    tasks = pairperm.compare_systems({"t": {"A": x, "B": y}}, "mean", groups={"t": g})
+    assert tasks.rows[0].pvalue == want

@@ -912,7 +912,7 @@ def compare_systems(
     pairs = _pairs(sys_names, baseline)
     task = _tasks.PreparedTask.of("", metric, sys_names, arrays, pairs, groups, items=items)
     statistic, pvalue, test, engine = _run_all(task.arrays, sys_names, pairs, metric, alternative, options, root,
-                                               n_jobs, executor, progress, grouped=task.item_counts is not None)
+                                               n_jobs, executor, progress, units=task.units)
     adjusted = multipletests(pvalue, correction)
     values = task.values
     system_ci: tuple = ()
@@ -1027,10 +1027,13 @@ def _pairs(sys_names: list, baseline: Any) -> np.ndarray:
 
 def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alternative: Any, options: dict,
              root: Any, n_jobs: Optional[int], executor: Any, progress: Any,
-             seed_keys: Optional[Sequence[int]] = None, grouped: bool = False) -> tuple:
+             seed_keys: Optional[Sequence[int]] = None, units: Optional[tuple] = None) -> tuple:
     """(statistic, pvalue, test, engine) per pair: integer sums in the C++ batch, the rest through compare().
-    Pair k draws its seed from `root` and ``seed_keys[k]`` (default: k itself). `grouped`: the
-    arrays are sums per unit of groups=, whose test is never McNemar's."""
+    Pair k draws its seed from `root` and ``seed_keys[k]`` (default: k itself). With groups=, the
+    arrays are the sums per unit and `units` holds (the items' arrays, each item's unit): compare()
+    gets the items and their units, as a caller of compare() would give them (the round-off of
+    real-valued scores is relative to the items, not to their sums), and the test is never McNemar's."""
+    grouped = units is not None
     n, n_pairs = len(sys_names), len(pairs)
     method = options.get("method", "auto")
     # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems),
@@ -1061,8 +1064,9 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
             rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, method, n_jobs, executor, prog,
                                statistic, pvalue, test, engine)
         if rest:
-            _run_pairs(arrays, pairs, sorted(rest), metric, alternative, options, root, n_jobs, executor, prog,
-                       statistic, pvalue, test, engine, seed_keys)
+            item_arrays, item_options = (arrays, options) if units is None else (units[0], dict(options, groups=units[1]))
+            _run_pairs(item_arrays, pairs, sorted(rest), metric, alternative, item_options, root, n_jobs, executor,
+                       prog, statistic, pvalue, test, engine, seed_keys)
     finally:
         prog.close()
     return statistic, pvalue, test, engine

@@ -473,6 +473,8 @@ class PreparedTask:
     values: tuple = ()  # each system's metric, per item
     n_items: int = 0
     item_counts: Optional[np.ndarray] = None  # items of each unit (None: every item its own unit)
+    # With groups: (the items' arrays, each item's unit number), for the pairs compare() runs.
+    units: Optional[tuple] = None
 
     @classmethod
     def of(cls, name: str, metric: Any, systems: list, arrays: list, pairs: np.ndarray, groups: Any,
@@ -492,9 +494,11 @@ class PreparedTask:
             # Without ids of the items, only labels indexed 0..N-1 may be read by position.
             groups = align_by_index([arrays[0] if items is None else items, groups], ["the scores", "groups"], func)[1]
         units = read_groups(groups, n, func)
-        arrays = [unit_sums(a, units, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
+        sums = [unit_sums(a, units, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
         counts = np.diff(np.append(units.starts, n)).astype(np.int64)
-        return cls(name, metric, systems, arrays, pairs, units.n_units, values, n, counts)
+        unit_of_item = np.empty(n, dtype=np.int64)
+        unit_of_item[units.order] = np.repeat(np.arange(units.n_units, dtype=np.int64), counts)
+        return cls(name, metric, systems, sums, pairs, units.n_units, values, n, counts, (arrays, unit_of_item))
 
     @cached_property
     def int_rows(self) -> Optional[np.ndarray]:
@@ -590,7 +594,7 @@ def _run_chunk(task: PreparedTask, idx: list, seed_keys: list, alternative: str,
     pairs = task.pairs[idx]
     statistic, pvalue, test, engine = _systems._run_all(
         task.arrays, task.systems, pairs, task.metric, alternative, options, root, n_jobs, executor, progress,
-        seed_keys=seed_keys, grouped=task.item_counts is not None)
+        seed_keys=seed_keys, units=task.units)
     intervals = shift_intervals(task, pairs, alternative, confidence_level, n_jobs)
     return [{"statistic": statistic[k], "pvalue": float(pvalue[k]), "test": test[k], "engine": engine[k],
              "ci_low": low, "ci_high": high} for k, (low, high) in enumerate(intervals)]
@@ -715,7 +719,7 @@ def _options_key(task: PreparedTask, metric_id: str, alternative: str, options: 
         "method": options.get("method", "auto"), "n_resamples": options.get("n_resamples"), "seed": seed,
         "shift_interval": units if confidence_level is not None and units else None,
         "confidence_level": confidence_level if units else None,
-        "units": None if task.item_counts is None else data_digest(task.item_counts),
+        "units": None if task.units is None else data_digest(task.units[1]),
     }, sort_keys=True)
 
 
@@ -791,7 +795,8 @@ def _run_task(ti: int, task: PreparedTask, metric_id: str, alternative: str, opt
     keys: list = [None] * len(task.pairs)
     todo = list(range(len(task.pairs)))
     if store is not None:
-        digests = [data_digest(a) for a in task.arrays]
+        # The items themselves: with groups, a pair's result depends on more than the unit sums.
+        digests = [data_digest(a) for a in (task.arrays if task.units is None else task.units[0])]
         todo = []
         for k, (i, j) in enumerate(task.pairs.tolist()):
             seed = _systems._pair_seed(root, seeds[k])
