@@ -249,10 +249,19 @@ def test_f1_frames_are_read_by_column_name_in_the_bootstrap_as_in_f1_test():
     assert want == pytest.approx(pairperm.f1_test(f.to_numpy(), g[["tp", "fp", "fn"]].to_numpy()).statistic)
 
 
-def test_named_columns_a_metric_cannot_read_by_name_are_refused():
-    x = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.5, 0.1, 0.2]})
-    with pytest.raises(ValueError, match="reads columns by name"):
-        pairperm.compare(x, x[["b", "a"]], lambda s: s[..., 0] / s[..., 1], rng=0)
+def test_frames_for_a_callable_metric_are_matched_column_by_column_name():
+    x = pd.DataFrame({"num": [1.0, 2.0, 3.0, 2.0], "den": [2.0, 3.0, 4.0, 3.0]})
+    y = pd.DataFrame({"num": [1.0, 1.0, 2.0, 2.0], "den": [2.0, 2.0, 5.0, 4.0]})
+    ratio = lambda s: s[..., 0] / s[..., 1]  # noqa: E731
+    kw = dict(rng=0, n_resamples=300)
+    want = pairperm.compare(x.to_numpy(), y.to_numpy(), ratio, **kw)
+    got = pairperm.compare(x, y[["den", "num"]], ratio, **kw)
+    assert (got.statistic, got.pvalue) == (want.statistic, want.pvalue)
+    boot = pairperm.bootstrap_test(x, y[["den", "num"]], metric=ratio, rng=0, n_resamples=200)
+    assert boot.statistic == pairperm.bootstrap_test(x.to_numpy(), y.to_numpy(), metric=ratio, rng=0,
+                                                     n_resamples=200).statistic
+    with pytest.raises(ValueError, match="different columns"):
+        pairperm.compare(x, y.rename(columns={"den": "total"}), ratio)
     with pytest.raises(ValueError, match="reads columns by name"):
         pairperm.compare(x, x, "bleu")
 
@@ -320,3 +329,26 @@ def test_chrf_plus_plus_frames_keep_their_word_orders():
                                                   **kw).difference)
     with pytest.raises(ValueError, match="every order needs its hyp, ref and match"):
         pairperm.compare(x.drop(columns=["match_8"]), y, "corpus_chrf")
+
+
+def test_one_sample_wilcoxon_takes_an_indexed_series():
+    d = pd.Series([1.5, -0.5, 2.0, 3.0, -1.0, 2.5], index=[f"q{i}" for i in range(6)])
+    assert pairperm.wilcoxon_test(d).pvalue == pairperm.wilcoxon_test(d.to_numpy()).pvalue
+
+
+def test_groups_with_item_ids_next_to_plain_scores_are_refused():
+    # Matched by position, they swapped the wrong items together.
+    g = pd.Series([0, 0, 1, 1, 2, 2, 3, 3], index=IDS).iloc[::-1]
+    with pytest.raises(ValueError, match="index of item ids"):
+        pairperm.permutation_test(A, B, groups=g)
+    assert pairperm.permutation_test(A, B, groups=g.to_numpy()).pvalue == \
+        pairperm.permutation_test(A, B, groups=[3, 3, 2, 2, 1, 1, 0, 0]).pvalue
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant,
+                    reason="long double is float64 on this platform")
+def test_long_double_whole_numbers_beyond_int64_range_read_as_float64():
+    x = np.array([1e19, 2e19, 3e19], dtype=np.longdouble)
+    y = np.array([0.0, 1e19, 1e19], dtype=np.longdouble)
+    want = pairperm.permutation_test(x.astype(np.float64), y.astype(np.float64))
+    assert pairperm.permutation_test(x, y).pvalue == want.pvalue

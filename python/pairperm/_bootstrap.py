@@ -32,7 +32,7 @@ from ._validation import (
     check_same_length,
 )
 
-__all__ = ["bootstrap_test", "BLEU_COLUMNS", "CHRF_COLUMNS", "METRIC_COLUMNS", "statistics_by_name"]
+__all__ = ["bootstrap_test", "BLEU_COLUMNS", "CHRF_COLUMNS", "METRIC_COLUMNS", "statistics_by_name", "statistics_pair"]
 
 BUILTIN_METRICS = ("mean", "f1", "macro_f1", "bleu", "corpus_chrf")
 
@@ -69,10 +69,10 @@ def statistics_by_name(values: Any, metric: Any, name: str, func: str) -> Any:
         return values
     labels = [str(c) for c in columns]
     options = METRIC_COLUMNS.get(metric, ()) if isinstance(metric, str) else ()
-    if metric == "corpus_chrf":
-        options = (_chrf_orders(labels, name, func),)
     for wanted in options:
         if set(wanted) <= set(labels):
+            if metric == "corpus_chrf":
+                wanted = _chrf_orders(labels, name, func)
             return values[[columns[labels.index(w)] for w in wanted]].to_numpy()
     if list(columns) == list(range(len(columns))) and all(isinstance(c, (int, np.integer)) for c in columns):
         return values.to_numpy()
@@ -81,6 +81,22 @@ def statistics_by_name(values: Any, metric: Any, name: str, func: str) -> Any:
     need = " or ".join("(" + ", ".join(w) + ")" for w in options) or "a single column"
     raise ValueError(f"{func}: {name} is a DataFrame with columns {labels}; metric={metric!r} reads columns by name "
                      f"and needs {need} (or pass an array, whose columns are taken in order)")
+
+
+def statistics_pair(x: Any, y: Any, metric: Any, func: str) -> tuple[Any, Any]:
+    """statistics_by_name of two systems' statistics. For a metric whose statistics have no
+    names (a callable), two DataFrames are read in x's column order with y's columns matched to
+    x's by name, and must hold the same names."""
+    if not (isinstance(metric, str) and metric in METRIC_COLUMNS):
+        cx, cy = (list(getattr(v, "columns", [])) if hasattr(v, "iloc") else None for v in (x, y))
+        if cx is not None and cy is not None and len(cx) > 1:
+            if {str(c) for c in cx} != {str(c) for c in cy} or len(cx) != len(cy):
+                raise ValueError(f"{func}: x and y are DataFrames with different columns "
+                                 f"({[str(c) for c in cx]} and {[str(c) for c in cy]}); the metric sees their "
+                                 "columns by position, so they must hold the same names")
+            by_name = {str(c): c for c in cy}
+            return x.to_numpy(), y[[by_name[str(c)] for c in cx]].to_numpy()
+    return statistics_by_name(x, metric, "x", func), statistics_by_name(y, metric, "y", func)
 
 
 def _chrf_orders(labels: list[str], name: str, func: str) -> tuple[str, ...]:
@@ -220,8 +236,9 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
             f"their percentile interval (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
         )
     check_paired_index(x, y, ("x", "y"), func)
-    xa = as_real_array(statistics_by_name(x, metric, "x", func), "x", func, ndim=(1, 2, 3))
-    ya = as_real_array(statistics_by_name(y, metric, "y", func), "y", func, ndim=(1, 2, 3))
+    sx, sy = statistics_pair(x, y, metric, func)
+    xa = as_real_array(sx, "x", func, ndim=(1, 2, 3))
+    ya = as_real_array(sy, "y", func, ndim=(1, 2, 3))
     n = check_same_length(xa, ya, "x", "y", func)
     if n == 0:
         raise ValueError(f"{func}: x and y are empty; the bootstrap needs at least one entry")

@@ -152,8 +152,9 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     method = summed_statistics_method(method, f"metric={metric!r}")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
     check_paired_index(x, y, ("x", "y"), func)
-    xa = as_int_array(_bootstrap.statistics_by_name(x, metric, "x", func), "x", func, ndim=(2, 3), hint=hint)
-    ya = as_int_array(_bootstrap.statistics_by_name(y, metric, "y", func), "y", func, ndim=(2, 3), hint=hint)
+    sx, sy = _bootstrap.statistics_pair(x, y, metric, func)
+    xa = as_int_array(sx, "x", func, ndim=(2, 3), hint=hint)
+    ya = as_int_array(sy, "y", func, ndim=(2, 3), hint=hint)
     check_same_length(xa, ya, "x", "y", func)
     _bootstrap.check_statistics_shape(metric, xa.shape[1:], func)
     one = _bootstrap.summed_metric(metric)
@@ -168,8 +169,9 @@ def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, r
     func = "compare"
     method = summed_statistics_method(method, "a user-defined metric")
     check_paired_index(x, y, ("x", "y"), func)
-    xa = as_real_array(_bootstrap.statistics_by_name(x, metric, "x", func), "x", func, ndim=(1, 2, 3))
-    ya = as_real_array(_bootstrap.statistics_by_name(y, metric, "y", func), "y", func, ndim=(1, 2, 3))
+    sx, sy = _bootstrap.statistics_pair(x, y, metric, func)
+    xa = as_real_array(sx, "x", func, ndim=(1, 2, 3))
+    ya = as_real_array(sy, "y", func, ndim=(1, 2, 3))
     check_same_length(xa, ya, "x", "y", func)
     r = _permute_summed_statistics(xa, ya, metric, alternative, n_resamples, rng, method, groups, x)
     return _done(r, "monte_carlo_test", f"user-defined metric of summed statistics: paired permutation of entries, "

@@ -41,10 +41,14 @@ def read_groups(groups: Any, n: int, func: str, like: Any = None) -> Units:
     """Validate unit labels for n items (aligned by index with `like` when both are pandas
     objects) and sort the items by unit."""
     if like is not None:
-        check_paired_index(like, groups, ("x", "groups"), func, plain_ok=True)
-    # A list is read as the Python objects it holds: NumPy would turn [1, "a", nan] into the
-    # strings "1", "a" and "nan", merging labels of different kinds and hiding missing ones.
-    labels = np.asarray(groups, dtype=object) if isinstance(groups, (list, tuple)) else np.asarray(groups)
+        check_paired_index(like, groups, ("x", "groups"), func)
+    labels = np.asarray(groups)
+    # NumPy reads a list such as [1, "a", nan] as the strings "1", "a" and "nan", merging labels
+    # of different kinds and hiding missing ones: unless it holds only integers or only strings,
+    # a list is checked as the Python objects it holds.
+    if isinstance(groups, (list, tuple)) and labels.dtype.kind not in "iub" and \
+            not (labels.dtype.kind == "U" and all(isinstance(v, str) for v in groups)):
+        labels = np.asarray(groups, dtype=object)
     if labels.ndim != 1:
         raise ValueError(f"{func}: groups must be one label per item (1-D); got shape {labels.shape}")
     if len(labels) != n:
@@ -149,6 +153,9 @@ class ScoreRoundoff:
     magnitude: np.ndarray
     exponent: int
     grid: int
+    # Every unit sum, difference and sum of differences of the units that vary is exact in
+    # binary64 (the core's rule, on the same units): no slack.
+    exact: bool
 
     @classmethod
     def of(cls, x: np.ndarray, y: np.ndarray, xs: np.ndarray, ys: np.ndarray, units: Optional[Units]) -> ScoreRoundoff:
@@ -162,34 +169,28 @@ class ScoreRoundoff:
             per_item = ax.shape[1]
             ax, ay = ax.sum(axis=1), ay.sum(axis=1)
         count = np.full(len(ax), per_item, dtype=np.float64)
-        differ = xs != ys
+        varying = differ = xs != ys
         if units is not None and len(ax):
             ax, ay = np.add.reduceat(ax[units.order], units.starts), np.add.reduceat(ay[units.order], units.starts)
             sizes = np.diff(np.append(units.starts, len(units.order)))
             count = sizes.astype(np.float64) * per_item
-            differ = np.repeat(differ, sizes)[np.argsort(units.order, kind="stable")]
-        magnitude = (count + 1.0) * (ax + ay)
+            differ = np.repeat(varying, sizes)[np.argsort(units.order, kind="stable")]
+        magnitude = np.ascontiguousarray((count + 1.0) * (ax + ay), dtype=np.float64)
         # Units whose sums are equal cancel in the core and need no grid; the others' scores do.
         grid = min(_lowest_bit(x[differ]), _lowest_bit(y[differ]))
-        return cls(np.ascontiguousarray(magnitude, dtype=np.float64), exponent, grid)
+        exact = bool(_core.real_sums_exact_on_grid(float(magnitude[varying].sum()), grid - exponent))
+        return cls(magnitude, exponent, grid, exact)
 
     def core_args(self) -> dict:
         """Keyword arguments of the core's real-valued tests."""
         return {"magnitude": self.magnitude, "exponent": self.exponent, "grid": self.grid}
-
-    @property
-    def exact(self) -> bool:
-        """Every unit sum, difference and sum of differences is exact in binary64 (the core's rule)."""
-        return bool(_core.real_sums_exact_on_grid(float(self.magnitude.sum()), self.grid - self.exponent))
 
     def differences(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The unit differences X - Y and the round-off bound of each, both in units of
         2^exponent (no overflow): each difference is within its bound of its exact value, twice
         over. Bounds of 0 when the scores are exact (`exact`)."""
         d = np.ldexp(xs.astype(np.float64), -self.exponent) - np.ldexp(ys.astype(np.float64), -self.exponent)
-        if self.exact:
-            return d, np.zeros_like(d)
-        return d, np.finfo(np.float64).eps * self.magnitude
+        return d, np.zeros_like(d) if self.exact else np.finfo(np.float64).eps * self.magnitude
 
 
 def _lowest_bit(values: np.ndarray) -> int:

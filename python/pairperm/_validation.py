@@ -222,8 +222,7 @@ def _narrow_wide_floats(arr: np.ndarray, name: str, func: str) -> np.ndarray:
     finite = np.isfinite(arr)
     if not finite.all():
         raise ValueError(f"{func}: {name} contains NaN or inf (at index {_first(~finite)})")
-    if arr.size and bool(np.all(arr == np.floor(arr))):
-        _check_magnitude(arr, name, func)
+    if arr.size and bool(np.all(arr == np.floor(arr))) and float(np.abs(arr).max()) < _MAX_ABS:
         return np.ascontiguousarray(arr, dtype=np.int64)
     narrow = arr.astype(np.float64)
     lost = narrow.astype(arr.dtype) != arr
@@ -364,17 +363,17 @@ def check_unique_labels(labels: Any, what: str, func: str) -> None:
         raise ValueError(f"{func}: {what} has duplicated ids: {few(list(repeated))}; every item needs its own id")
 
 
-def check_paired_index(x: Any, y: Any, names: tuple[str, str], func: str, *, plain_ok: bool = False) -> None:
+def check_paired_index(x: Any, y: Any, names: tuple[str, str], func: str) -> None:
     """Two pandas objects are paired by position only if their indexes agree: a shuffled index
     would silently pair the wrong entries. Next to an object without an index, an index of item
     ids cannot be matched either, so it is refused as well (as in compare_systems) unless it is
-    the positions 0..N-1 themselves or the caller pairs plain values by position (`plain_ok`)."""
+    the positions 0..N-1 themselves. A one-sample call (y None) has nothing to pair."""
+    if x is None or y is None:
+        return
     indexed = (_has_index(x), _has_index(y))
     if indexed == (False, False):
         return
     if indexed != (True, True):
-        if plain_ok:
-            return
         has, plain = (x, names[0]), names[1]
         if not indexed[0]:
             has, plain = (y, names[1]), names[0]
