@@ -140,17 +140,26 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     ya = as_real_array(y, "y", func, ndim=(1, 2))
     check_same_length(xa, ya, "x", "y", func)
     xa, ya, roundoff = paired_scores(xa, ya, groups, func, raw_x=x)
-    s = _signs(xa, ya, roundoff)
+    s = _signs(xa, ya, _rounded_differences(xa, ya, roundoff))
     n_pos, n_neg = int(np.count_nonzero(s > 0)), int(np.count_nonzero(s < 0))
     p, log_p, _ = _sign_flip_pvalue(s, alternative, func)
     effect = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "sign")
     return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg, effect.estimate(), effect)
 
 
-def _signs(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreRoundoff] = None) -> np.ndarray:
-    """Signs of x - y; a difference within its round-off of 0 is 0 (e.g. 0.1 + 0.2 vs 0.3)."""
-    if roundoff is not None and not roundoff.exact:
-        d, slack = roundoff.differences(x, y)
+def _rounded_differences(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreRoundoff]) -> Optional[tuple]:
+    """(x - y, the bound on each one's round-off) where round-off may have split ties and zeros
+    of exact arithmetic; None where x - y is exact."""
+    if roundoff is None or roundoff.exact:
+        return None
+    return roundoff.differences(x, y)
+
+
+def _signs(x: np.ndarray, y: np.ndarray, rounded: Optional[tuple] = None) -> np.ndarray:
+    """Signs of x - y; with `rounded` (_rounded_differences), a difference within its round-off
+    of 0 is 0 (e.g. 0.1 + 0.2 vs 0.3)."""
+    if rounded is not None:
+        d, slack = rounded
         return np.where(np.abs(d) <= slack, 0, np.sign(d)).astype(np.int64)
     # Compare rather than subtract: x - y can overflow for int64 and round for floats. Mixed
     # int64/float64 would compare in float64 and lose integers above 2^53; long double's
@@ -160,15 +169,15 @@ def _signs(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreRoundoff] = Non
     return (x > y).astype(np.int64) - (x < y).astype(np.int64)
 
 
-def _abs_differences(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreRoundoff] = None
+def _abs_differences(x: np.ndarray, y: np.ndarray, rounded: Optional[tuple] = None
                      ) -> tuple[np.ndarray, Optional[np.ndarray]]:
-    """|x - y|, and where round-off may have split ties, the bound on each one's round-off
+    """|x - y|, and with `rounded` (_rounded_differences) the bound on each one's round-off
     (in the same, possibly rescaled, units)."""
     if x.dtype.kind == "i" and y.dtype.kind == "i":
         # |x - y| < 2**62 as both are below 2**61: exact, so ties are exact ties.
         return np.abs(x - y), None
-    if roundoff is not None and not roundoff.exact:
-        d, slack = roundoff.differences(x, y)
+    if rounded is not None:
+        d, slack = rounded
         return np.abs(d), slack
     return np.abs(x.astype(np.float64) - y.astype(np.float64)), None
 
@@ -214,8 +223,9 @@ def _signed_ranks(xa: np.ndarray, ya: np.ndarray, zero_method: str,
                   roundoff: Optional[ScoreRoundoff] = None) -> tuple[np.ndarray, float, float]:
     """Local effects +-2 r_n (doubled midranks, integers even with ties) and the rank sums.
     Zeros and ties of |x - y| are those of exact arithmetic (see ScoreRoundoff)."""
-    sign = _signs(xa, ya, roundoff)
-    absd, slack = _abs_differences(xa, ya, roundoff)
+    rounded = _rounded_differences(xa, ya, roundoff)
+    sign = _signs(xa, ya, rounded)
+    absd, slack = _abs_differences(xa, ya, rounded)
     if zero_method == "wilcox":
         keep = sign != 0
         sign, r2 = sign[keep], doubled_midranks(absd[keep], None if slack is None else slack[keep])

@@ -46,8 +46,6 @@ class LocalEffects:
         Real-valued scores that are sums of item scores (units, samples) pass the round-off of
         those sums in `roundoff`; without it, x and y are taken as the scores read."""
         if x.dtype.kind == "f":
-            if roundoff is None:
-                roundoff = ScoreRoundoff.of(x, y, x, y, None)
             return cls(None, x, y, True, roundoff)
         try:
             return cls(_core.summarize_paired(x, y), x, y, True)
