@@ -1,5 +1,5 @@
 """f1_test / precision_test (method="auto") at N = 10^4 (or --n): p-values from moderate to far
-below 1e-12, where the untilted 2-D engine can only report a bound (or run the exact DP).
+below 1e-10, where the untilted 2-D engine can only report a bound (or run the exact DP).
 
     PYTHONPATH=python python bench/f1_tails.py                      # this checkout
     PYTHONPATH=python python bench/f1_tails.py --n 1000000          # beyond the dense 2-D box

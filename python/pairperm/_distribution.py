@@ -41,7 +41,7 @@ class Distribution:
     -----
     Accuracy depends on the engine. ``"dp"`` has a small *relative* error in every entry.
     ``"auto"`` and ``"fft"`` come from a floating-point FFT: each entry carries an
-    *absolute* error of about 1e-16 of the largest entry, so tail sums below ~1e-12 from
+    *absolute* error of about 1e-16 of the largest entry, so tail sums below ~1e-10 from
     ``cdf``/``sf`` are round-off. The test functions' ``pvalue`` does not have this limit
     (exponential tilting, or a recomputation with the DP).
 

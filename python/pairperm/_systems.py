@@ -981,7 +981,8 @@ def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, 
         raise TypeError(f"{_FUNC}: unexpected option(s) {', '.join(map(repr, unknown))}; options are passed on "
                         f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
     root = _seed_root(options.pop("rng", None))
-    # As compare() checks them: pairs that the C++ batch runs never reach compare()'s own check.
+    # As the sampling routes of compare() check them (whatever the data, so that an error does
+    # not depend on which pairs the C++ batch takes): those pairs never reach compare()'s check.
     _runner.monte_carlo_options(options.get("n_resamples", N_RESAMPLES), None, None, _FUNC)
     sys_names, raw = _read_systems(scores, names, id_column)
     items = _item_ids(scores, raw, id_column)
