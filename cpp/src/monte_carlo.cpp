@@ -243,19 +243,25 @@ void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const 
             throw std::invalid_argument("tilted_sample_sums: thresholds must be at most 2^32");
         fine |= (thresholds[i] & 0xFFFFU) != 0;
     }
+    // Every row r of `out` from block r / block's own stream, whichever kernel draws it.
+    const auto each_row = [&](auto&& draw) {
+        detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
+            detail::Xoshiro256 rng = detail::block_stream(seed, b);
+            const std::size_t last = std::min(n_resamples, (b + 1) * block);
+            for (std::size_t r = b * block; r < last; ++r) {
+                progress.add(n * c);
+                draw(rng, out + r * c);
+            }
+        });
+    };
     const auto with_grid = [&](auto fine_tag) {
         constexpr bool f = decltype(fine_tag)::value;
         SplitColumns split;
         if (split_columns(cols, n, c, split)) {
             const bool eight = split.reals.size() > 4 * n;
-            detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
-                detail::Xoshiro256 rng = detail::block_stream(seed, b);
-                const std::size_t last = std::min(n_resamples, (b + 1) * block);
-                for (std::size_t r = b * block; r < last; ++r) {
-                    progress.add(n * c);
-                    if (eight) tilted_row_split<8, f>(split, n, thresholds, rng, out + r * c);
-                    else tilted_row_split<4, f>(split, n, thresholds, rng, out + r * c);
-                }
+            each_row([&](detail::Xoshiro256& rng, double* row) {
+                if (eight) tilted_row_split<8, f>(split, n, thresholds, rng, row);
+                else tilted_row_split<4, f>(split, n, thresholds, rng, row);
             });
             return;
         }
@@ -268,19 +274,13 @@ void tilted_sample_sums(const double* cols, std::size_t n, std::size_t c, const 
             for (std::size_t i = 0; i < n; ++i) std::copy(cols + i * c, cols + (i + 1) * c, wide.begin() + static_cast<std::ptrdiff_t>(i * padded));
             src = wide.data();
         }
-        detail::parallel_for(n_blocks, threads, [&](std::size_t b, detail::Progress& progress) {
-            detail::Xoshiro256 rng = detail::block_stream(seed, b);
-            const std::size_t last = std::min(n_resamples, (b + 1) * block);
-            for (std::size_t r = b * block; r < last; ++r) {
-                progress.add(n * c);
-                double* row = out + r * c;
-                switch (padded) {
-                    case 4: tilted_row<4, f>(src, n, thresholds, rng, row, c); break;
-                    case 8: tilted_row<8, f>(src, n, thresholds, rng, row, c); break;
-                    case 12: tilted_row<12, f>(src, n, thresholds, rng, row, c); break;
-                    case 16: tilted_row<16, f>(src, n, thresholds, rng, row, c); break;
-                    default: tilted_row_any<f>(src, n, c, thresholds, rng, row);
-                }
+        each_row([&](detail::Xoshiro256& rng, double* row) {
+            switch (padded) {
+                case 4: tilted_row<4, f>(src, n, thresholds, rng, row, c); break;
+                case 8: tilted_row<8, f>(src, n, thresholds, rng, row, c); break;
+                case 12: tilted_row<12, f>(src, n, thresholds, rng, row, c); break;
+                case 16: tilted_row<16, f>(src, n, thresholds, rng, row, c); break;
+                default: tilted_row_any<f>(src, n, c, thresholds, rng, row);
             }
         });
     };

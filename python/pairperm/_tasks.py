@@ -472,7 +472,6 @@ class PreparedTask:
     n_units: int
     values: tuple = ()  # each system's metric, per item
     n_items: int = 0
-    item_counts: Optional[np.ndarray] = None  # items of each unit (None: every item its own unit)
     # With groups: (the items' arrays, each item's unit number), for the pairs compare() runs.
     units: Optional[tuple] = None
 
@@ -495,10 +494,15 @@ class PreparedTask:
             groups = align_by_index([arrays[0] if items is None else items, groups], ["the scores", "groups"], func)[1]
         units = read_groups(groups, n, func)
         sums = [unit_sums(a, units, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
-        counts = np.diff(np.append(units.starts, n)).astype(np.int64)
         unit_of_item = np.empty(n, dtype=np.int64)
-        unit_of_item[units.order] = np.repeat(np.arange(units.n_units, dtype=np.int64), counts)
-        return cls(name, metric, systems, sums, pairs, units.n_units, values, n, counts, (arrays, unit_of_item))
+        unit_of_item[units.order] = np.repeat(np.arange(units.n_units, dtype=np.int64),
+                                              np.diff(np.append(units.starts, n)))
+        return cls(name, metric, systems, sums, pairs, units.n_units, values, n, (arrays, unit_of_item))
+
+    @cached_property
+    def item_counts(self) -> Optional[np.ndarray]:
+        """Items of each unit (None: every item its own unit)."""
+        return None if self.units is None else np.bincount(self.units[1], minlength=self.n_units).astype(np.int64)
 
     @cached_property
     def int_rows(self) -> Optional[np.ndarray]:
