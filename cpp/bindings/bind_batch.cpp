@@ -7,6 +7,27 @@ namespace pairperm::bindings {
 
 void bind_batch(py::module_& m) {
     m.def(
+        "paired_sum_pvalue",
+        [](const int_array& x, const int_array& y, const std::string& alternative, const std::string& method,
+           const PlanLimits& limits) {
+            const std::size_t n = check_pair(x, y);
+            const Alternative alt = parse_alternative(alternative);
+            const Method how = parse_method(method);
+            const std::int64_t *a = x.data(), *b = y.data();
+            // Reads the buffers only; the summary is ours until returned.
+            auto [summary, r] = without_gil([&] {
+                EffectSummary s = summarize_paired(a, b, n);
+                const PairPValue pv = paired_sum_pvalue(a, b, n, s, alt, how, limits);
+                return std::make_pair(std::move(s), pv);
+            });
+            return py::make_tuple(std::move(summary), r.status == 0 ? py::object(py::float_(r.pvalue)) : py::none(),
+                                  r.log_pvalue, engine_name(r.engine));
+        },
+        py::arg("x"), py::arg("y"), py::arg("alternative"), py::arg("method"), py::arg("limits"),
+        "(summary, pvalue, log_pvalue, engine) of the paired-permutation test of sum(x) - sum(y), the "
+        "summary made in the same call; pvalue is None where the planner's engine is not the trivial p = 1, the "
+        "DP or the grouped tail, or declined (the caller's general route then runs it).");
+    m.def(
         "batch_grouped_pvalues",
         [](const int_array& scores, const int_array& pairs, const std::string& alternative, unsigned n_threads,
            const std::string& method, const PlanLimits& limits) {

@@ -68,40 +68,53 @@ PValue dp_pvalue(const std::int64_t* x, const std::int64_t* y, std::size_t n, co
 }
 
 PairPValue one_pair(const std::int64_t* scores, std::size_t n, std::size_t i, std::size_t j, const BatchState& st) {
-    PairPValue r;
     const std::int64_t* x = scores + i * n;
     const std::int64_t* y = scores + j * n;
     try {
         const EffectSummary s = !st.bytes[i].empty() && !st.bytes[j].empty()
                                     ? summarize_paired_bytes(st.bytes[i].data(), st.bytes[j].data(), n, st.sums[i], st.sums[j])
                                     : summarize_paired(x, y, n);
-        r.observed = s.observed;
-        r.n_varying = s.n_varying;
-        const Plan plan = plan_engine(s, StatisticKind::sum, st.method, st.limits);
+        return paired_sum_pvalue(x, y, n, s, st.alternative, st.method, st.limits);
+    } catch (const interrupted&) {
+        throw;  // not this pair's fault: the whole call stops
+    } catch (const std::exception&) {
+        PairPValue r;  // the sums would overflow: the caller reports it on the single-pair path
+        r.status = 1;
+        return r;
+    }
+}
+
+}  // namespace
+
+PairPValue paired_sum_pvalue(const std::int64_t* x, const std::int64_t* y, std::size_t n, const EffectSummary& s,
+                             Alternative alternative, Method method, const PlanLimits& limits) {
+    PairPValue r;
+    r.observed = s.observed;
+    r.n_varying = s.n_varying;
+    try {
+        const Plan plan = plan_engine(s, StatisticKind::sum, method, limits);
         r.engine = plan.engine;
         PValue pv;
         switch (plan.engine) {
             case Engine::trivial: break;  // p = 1
-            case Engine::dp: pv = dp_pvalue(x, y, n, s, st.alternative); break;
-            case Engine::grouped_tail: pv = grouped_pvalue(s, st.alternative); break;
+            case Engine::dp: pv = dp_pvalue(x, y, n, s, alternative); break;
+            case Engine::grouped_tail: pv = grouped_pvalue(s, alternative); break;
             default:
-                r.status = 1;  // the caller's single-pair route runs this engine
+                r.status = 1;  // the caller's general route runs this engine
                 return r;
         }
         r.pvalue = pv.pvalue;
         r.log_pvalue = pv.log_pvalue;
     } catch (const interrupted&) {
-        throw;  // not this pair's fault: the whole call stops
+        throw;
     } catch (const std::exception&) {
-        // Only this pair is affected (an engine declined, or the sums would overflow): the
-        // caller reruns it where the fallback runs or the error is reported.
-        r = PairPValue{};
+        // An engine declined at run time: the general route plans its fallback or reports why.
+        r.pvalue = 1.0;
+        r.log_pvalue = 0.0;
         r.status = 1;
     }
     return r;
 }
-
-}  // namespace
 
 void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
                            const std::int64_t* pairs, std::size_t n_pairs, Alternative alternative, Method method,

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "pairperm/distribution.hpp"
+#include "pairperm/local_effects.hpp"
 #include "pairperm/plan.hpp"
 
 namespace pairperm {
@@ -22,6 +23,13 @@ struct PairPValue {
     // single-pair path, which plans the same engine and either runs it or reports why.
     int status = 0;
 };
+
+// The p-value of sum(x) - sum(y) from its summary s (of the n entries of x and y) by the
+// planner's engine for `method` where that is the trivial p = 1, the DP or the grouped tilted
+// tail; status 1 (nothing computed) for any other engine or when the engine declines at run
+// time. The single-pair test and every pair of the batch below come through here.
+PairPValue paired_sum_pvalue(const std::int64_t* x, const std::int64_t* y, std::size_t n, const EffectSummary& s,
+                             Alternative alternative, Method method, const PlanLimits& limits);
 
 // scores: row-major (n_systems, n). pairs: n_pairs (i, j) index pairs, flattened.
 // out[p] is the paired-permutation p-value of row pairs[2p] against row pairs[2p + 1] (the
