@@ -343,3 +343,62 @@ def test_fft_pvalues_near_its_round_off_are_recomputed_or_flagged():
     r = pairperm.permutation_test(x, 1 - x, alternative="greater", method="fft")
     assert r.pvalue_is_bound or rel_err(r.pvalue, exact) < 1e-10
     assert r.pvalue_is_bound or r.engine == "dp"
+
+
+# Two int64 vectors with the default arguments take one call of the core (summary, planner and
+# engine together); every other form of the same scores takes the general route.
+
+def _int64_route_cases():
+    rng = np.random.default_rng(21)
+    yield "grouped tail", *scores(rng, 3000, 0.02)
+    yield "small, DP", np.array([12, 7, 30, 9, 15, 22]), np.array([11, 7, 27, 9, 13, 22])
+    yield "all ties", np.arange(50), np.arange(50)
+    yield "empty", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    yield "binary", (rng.random(5000) < 0.7).astype(np.int64), (rng.random(5000) < 0.68).astype(np.int64)
+    # Differences spread over ~10^12: the planner hands these to the enumeration route.
+    wide = rng.integers(-10**12, 10**12, 18)
+    yield "enumerated", wide, np.zeros(18, dtype=np.int64)
+    yield "deep tail", *scores(rng, 20_000, 0.2)
+
+
+@pytest.mark.parametrize("case", list(_int64_route_cases()), ids=lambda c: c[0])
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+@pytest.mark.parametrize("method", ["auto", "exact"])
+def test_int64_vectors_give_the_general_routes_result(case, alternative, method):
+    import pickle
+
+    _, x, y = case
+    x, y = np.ascontiguousarray(x, dtype=np.int64), np.ascontiguousarray(y, dtype=np.int64)
+    fast = pairperm.permutation_test(x, y, alternative=alternative, method=method)
+    general = pairperm.permutation_test(x.tolist(), y.tolist(), alternative=alternative, method=method)
+    assert fast.to_dict() == general.to_dict()
+    assert repr(fast) == repr(general)
+    back = pickle.loads(pickle.dumps(fast))
+    assert back.to_dict() == fast.to_dict()
+    if not len(x):
+        return
+    assert fast.confidence_interval(0.9) == general.confidence_interval(0.9) == back.confidence_interval(0.9)
+    if fast.engine in ("dp", "grouped"):
+        for r in (fast, back):
+            d, e = r.null_distribution, general.null_distribution
+            assert (d.offset, d.method, d.truncated_mass) == (e.offset, e.method, e.truncated_mass)
+            np.testing.assert_array_equal(d.pmf, e.pmf)
+
+
+def test_int64_vectors_validate_every_argument_as_the_general_route():
+    x, y = np.array([3, 1, 4, 1, 5], dtype=np.int64), np.array([2, 7, 1, 8, 2], dtype=np.int64)
+    for kwargs in ({"alternative": "two_sided"}, {"n_resamples": 0}, {"n_resamples": 2.5}, {"rng": -1},
+                   {"rng": "seed"}, {"n_jobs": 0}, {"method": "exactly"}):
+        with pytest.raises(ValueError) as fast:
+            pairperm.permutation_test(x, y, **kwargs)
+        with pytest.raises(ValueError) as general:
+            pairperm.permutation_test(x.tolist(), y.tolist(), **kwargs)
+        assert str(fast.value) == str(general.value)
+    # Sums beyond the core's int64 range: the same message names the entries.
+    big = np.array([2**60, 2**60, 2**60], dtype=np.int64)
+    for a, b in ((big, np.array([0, 0, -(2**60)], dtype=np.int64)), (np.array([0, 2**62]), np.array([0, 0]))):
+        with pytest.raises(ValueError) as fast:
+            pairperm.permutation_test(a, b)
+        with pytest.raises(ValueError) as general:
+            pairperm.permutation_test(a.tolist(), b.tolist())
+        assert str(fast.value) == str(general.value)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from . import _core
-from ._results import ConfidenceInterval
+from ._results import ConfidenceInterval, frozen_instance
 from ._validation import N_RESAMPLES, check_probability
 
 __all__ = ["BootstrapEffect", "OrderEffect", "ShiftEffect", "with_effect"]
@@ -121,7 +121,8 @@ class ShiftEffect:
     @classmethod
     def of_scores(cls, x: np.ndarray, y: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
         """The effect of d = x - y, formed only when an interval needs it."""
-        return cls(_Differences(scores=(x, y)), per, 0 if n_items == len(x) else n_items)
+        return frozen_instance(cls, differences=_Differences(scores=(x, y)), per=per,
+                               n_items=0 if n_items == len(x) else n_items)
 
     def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""

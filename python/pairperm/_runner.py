@@ -18,7 +18,7 @@ import numpy as np
 from . import _core
 from ._effects import LocalEffects
 from ._errors import SupportTooLargeError, warn_caller
-from ._results import PermutationTestResult
+from ._results import PermutationTestResult, frozen_instance
 from ._statistics import RealSumStatistic, TiltNotCertified
 from ._stats import clopper_pearson, excludes
 from ._validation import (
@@ -64,6 +64,12 @@ class MonteCarloOptions:
         return seed_from_rng(self.rng, self.func)
 
 
+def check_sampling(n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> None:
+    """Validate the sampling arguments of a call that turned out not to sample."""
+    if not (rng is None and n_jobs is None and type(n_resamples) is int and 1 <= n_resamples <= MAX_RESAMPLES):
+        monte_carlo_options(n_resamples, rng, n_jobs, func)
+
+
 def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
                         confidence_level: Any = 0.95) -> MonteCarloOptions:
     """Validate the sampling arguments, whatever the method (a sampling route may be taken
@@ -71,7 +77,7 @@ def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, a
     check_rng(rng, func)
     if type(n_resamples) is int and n_jobs is None and alpha is None and confidence_level == 0.95 \
             and type(confidence_level) is float and 1 <= n_resamples <= MAX_RESAMPLES:
-        return MonteCarloOptions(n_resamples, rng, None, 0.95, 0, func)  # the defaults, known valid
+        return frozen_instance(MonteCarloOptions, n_resamples=n_resamples, rng=rng, func=func)  # the defaults, known valid
     k = check_n_resamples(n_resamples, func)
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
@@ -129,9 +135,9 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
         return _real_valued_sum(effects, stat, alternative, method, func, mc, result_type)
     p, log_p, engine, bound = exact
     null_engine = engine if engine in ("dp", "fft") else "auto"
-    return result_type(
-        statistic=stat.value, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative, engine=engine,
-        pvalue_is_bound=bound, _null=effects.recipe(null_engine),
+    return frozen_instance(
+        result_type, statistic=stat.value, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative,
+        engine=engine, pvalue_is_bound=bound, _null=effects.recipe(null_engine),
     )
 
 
