@@ -208,7 +208,8 @@ std::vector<KeptFrequency> sparse_spectrum(const ReducedLaw& law, double theta, 
     const std::vector<TiltedGroup> gs = tilted_groups(law, theta, Mi, shift);
     const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
     std::vector<KeptFrequency> kept;
-    std::vector<double> scratch;
+    kept.reserve(64);  // a few dozen are kept at N = 10^4 to 10^7: no regrowth in between
+    std::vector<double> scratch(2 * gs.size());
     Progress progress;
     for_each_candidate(choose_filter(gs), M, [&](std::size_t j) {
         progress.add(gs.size());
