@@ -502,6 +502,35 @@ def test_cache_keys_a_callable_metric_by_what_decides_its_results(tmp_path, monk
         _SCALE = 2.0
 
 
+def _weighted_recall(s):
+    """A metric configured through an attribute of its own."""
+    return _weighted_recall.weight * s[..., 0] / (s[..., 0] + s[..., 2])
+
+
+def test_cache_keys_the_attributes_a_callable_metric_carries(tmp_path, monkeypatch):
+    data = {"ner": _f1_task(23, 60, names="ABC")}
+    kw = dict(rng=0, n_resamples=300, confidence_level=None, progress=False)
+    try:
+        _weighted_recall.weight = 1.0
+        pairperm.compare_systems(data, _weighted_recall, cache=tmp_path, **kw)
+        _weighted_recall.weight = 2.0
+        counting = _Counting(monkeypatch)
+        cached = pairperm.compare_systems(data, _weighted_recall, cache=tmp_path, **kw)
+        monkeypatch.undo()
+        assert counting.pairs == 3
+        assert cached == pairperm.compare_systems(data, _weighted_recall, **kw)
+        # An attribute the key cannot hash is refused, as an unhashable global is.
+        class Weight:
+            def __mul__(self, other):
+                return 2.0 * other
+
+        _weighted_recall.weight = Weight()
+        with pytest.raises(ValueError, match=r"the attributes of .*_weighted_recall\['weight'\] is a .*Weight"):
+            pairperm.compare_systems(data, _weighted_recall, cache=tmp_path, **kw)
+    finally:
+        del _weighted_recall.weight
+
+
 def test_cache_refuses_a_callable_metric_it_cannot_key(tmp_path, monkeypatch):
     data = {"ner": _f1_task(21, 60, names="ABC"), "pos": _f1_task(22, 60, names="ABC")}
 

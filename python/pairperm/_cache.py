@@ -7,7 +7,7 @@ result, so changing the data, the metric or an option never returns a stale pair
 A callable metric is keyed on what decides its results (:func:`callable_key`): for a function
 of the user's own code (``__main__``, a notebook, a module outside the installed packages), its
 bytecode and constants, the names it uses, its defaults, the values of its closure's cells and
-of the globals it reads, and the same of the functions it calls; ``functools.partial`` adds its
+of the globals it reads, the attributes set on it, and the same of the functions it calls; ``functools.partial`` adds its
 arguments; a function of an installed package (NumPy's, the standard library's) is keyed by its
 name and the package's version. Values are keyed when they are plain data (None, numbers,
 strings, bytes, tuples, lists, dicts and sets of them, NumPy arrays and scalars) or modules.
@@ -36,7 +36,7 @@ import numpy as np
 __all__ = ["DirectoryCache", "as_cache", "callable_key", "data_digest", "pair_key"]
 
 # Part of every key: a change in what is stored invalidates older entries.
-_FORMAT = "pairperm-pair-2"
+_FORMAT = "pairperm-pair-3"
 
 
 class DirectoryCache:
@@ -226,6 +226,8 @@ class _CallableKey:
         names = self.code(fn.__code__)
         self.value(fn.__defaults__, f"the defaults of {name}")
         self.value(fn.__kwdefaults__, f"the keyword defaults of {name}")
+        # Attributes set on the function (fbeta.beta = 2, a decorator's __wrapped__) can decide its results.
+        self.value(fn.__dict__, f"the attributes of {name}")
         for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
                 content = cell.cell_contents
