@@ -807,3 +807,19 @@ def test_one_task_json_carries_provenance(tasks):
     assert prov["method"] == "auto" and prov["bootstrap_resamples"] == 1000
     assert isinstance(prov["seed"], int) and isinstance(prov["bootstrap_seed"], int)
     assert pairperm.SystemsComparison.from_json(res.to_json()) == res
+
+
+def test_an_error_in_one_pair_names_its_task_and_pair():
+    import concurrent.futures as cf
+
+    rng = np.random.default_rng(3)
+    data = {"A": rng.integers(0, 3, 50), "B": rng.integers(0, 3, 50), "C": rng.integers(0, 10**12, 50)}
+    want = r"pair '[AB]' - 'C': permutation_test: method='dp' would need"
+    for jobs in (1, 2):
+        with pytest.raises(pairperm.SupportTooLargeError, match=r"^compare_systems: " + want):
+            pairperm.compare_systems(data, "sum", method="dp", n_jobs=jobs, progress=False)
+        with pytest.raises(pairperm.SupportTooLargeError, match=r"^task 'pos': compare_systems: " + want):
+            pairperm.compare_systems({"ner": {"A": data["A"], "B": data["B"]}, "pos": data}, "sum", method="dp",
+                                     n_jobs=jobs, progress=False)
+    with cf.ThreadPoolExecutor(2) as pool, pytest.raises(pairperm.SupportTooLargeError, match=want):
+        pairperm.compare_systems(data, "sum", method="dp", executor=pool, progress=False)

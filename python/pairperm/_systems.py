@@ -12,6 +12,7 @@ ship each needed system once per chunk.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import inspect
 import json
@@ -21,7 +22,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -620,14 +621,32 @@ def _engine_of(result: Any) -> str:
     return str(getattr(result, "engine", "bootstrap"))
 
 
-def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternative, options: dict) -> list:
-    """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, test, engine) tuples."""
+@contextlib.contextmanager
+def errors_naming(context: str) -> Iterator[None]:
+    """Errors raised inside (the library's, and those of a metric's arithmetic) with `context`
+    before their message, of their own type: "task 'ner': ...", "pair 'A' - 'B': ...". An
+    exception whose type takes more than a message passes unchanged."""
+    try:
+        yield
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        try:
+            named = type(exc)(f"{context}: {exc}")
+        except Exception:
+            raise exc from None
+        raise named.with_traceback(exc.__traceback__) from None
+
+
+def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternative, options: dict,
+                  names: dict) -> list:
+    """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, test, engine)
+    tuples. An error names the pair by `names` (system index to name)."""
     out = []
     for k, i, j, seed in tasks:
         opts = dict(options)
         if seed is not None:
             opts["rng"] = seed
-        r = compare(arrays[i], arrays[j], metric, alternative=alternative, **opts)
+        with errors_naming(f"{_FUNC}: pair {names[i]!r} - {names[j]!r}"):
+            r = compare(arrays[i], arrays[j], metric, alternative=alternative, **opts)
         out.append((k, _plain(r.statistic), float(r.pvalue), str(r.test), _engine_of(r.result)))
     return out
 
@@ -1066,8 +1085,8 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
                                statistic, pvalue, test, engine)
         if rest:
             item_arrays, item_options = (arrays, options) if units is None else (units[0], dict(options, groups=units[1]))
-            _run_pairs(item_arrays, pairs, sorted(rest), metric, alternative, item_options, root, n_jobs, executor,
-                       prog, statistic, pvalue, test, engine, seed_keys)
+            _run_pairs(item_arrays, sys_names, pairs, sorted(rest), metric, alternative, item_options, root, n_jobs,
+                       executor, prog, statistic, pvalue, test, engine, seed_keys)
     finally:
         prog.close()
     return statistic, pvalue, test, engine
@@ -1120,8 +1139,8 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
     return redo
 
 
-def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative, options: dict,
-               root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
+def _run_pairs(arrays: list, sys_names: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative,
+               options: dict, root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
                statistic: list, pvalue: np.ndarray, test: list, engine: list,
                seed_keys: Optional[Sequence[int]] = None) -> None:
     """compare() on each pair in `idx` (thread pool here, or chunks on the executor)."""
@@ -1137,13 +1156,15 @@ def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternat
         workers = min(len(tasks), n_jobs or os.cpu_count() or 1)
         if workers <= 1:
             for t in tasks:
-                store(_pairs_worker({t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t], metric, alternative, options))
+                store(_pairs_worker({t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t], metric, alternative, options,
+                                    {t[1]: sys_names[t[1]], t[2]: sys_names[t[2]]}))
             return
         # Leaving the block waits for the running pairs: after Ctrl-C, _collect has cancelled them.
         with cf.ThreadPoolExecutor(max_workers=workers) as pool:
             generation = _core.cancel_generation()
             futs = [pool.submit(_as_task, generation, _pairs_worker, {t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t],
-                                metric, alternative, options) for t in tasks]
+                                metric, alternative, options, {t[1]: sys_names[t[1]], t[2]: sys_names[t[2]]})
+                    for t in tasks]
             _collect(futs, lambda fut: store(fut.result()))
         return
 
@@ -1153,7 +1174,7 @@ def _run_pairs(arrays: list, pairs: np.ndarray, idx: list, metric: Any, alternat
         chunk = [tasks[t] for t in tile.tolist()]
         needed = sorted({t[1] for t in chunk} | {t[2] for t in chunk})
         futures.append(executor.submit(_pairs_worker, {i: arrays[i] for i in needed}, chunk, metric, alternative,
-                                       options))
+                                       options, {i: sys_names[i] for i in needed}))
     _collect(futures, lambda fut: store(fut.result()))
 
 

@@ -516,13 +516,11 @@ def prepare_task(name: str, scores: Any, metric: Any, names: Any, baseline: Any,
                  id_column: Any = None, items: Any = None) -> PreparedTask:
     """Read and validate one task's systems (the single-task rules, errors naming the task);
     `items` indexes the items of a long table's task (whose systems are plain arrays)."""
-    try:
+    with _systems.errors_naming(f"task {name!r}"):
         sys_names, arrays, _root, _jobs, ids = _systems._compare_systems_iv(
             scores, metric, names, alternative, correction, alpha, n_jobs, executor, dict(options), id_column)
         pairs = _systems._pairs(sys_names, baseline)
         return PreparedTask.of(name, metric, sys_names, arrays, pairs, groups, items=ids if items is None else items)
-    except ValueError as exc:
-        raise ValueError(f"task {name!r}: {exc}") from None
 
 
 def _task_groups(groups: Any, tasks: list) -> dict:
@@ -820,8 +818,9 @@ def _run_task(ti: int, task: PreparedTask, metric_id: str, alternative: str, opt
             overall.update(n_done - done[0])
             done[0] = n_done
 
-        chunk = _run_chunk(task, idx, [seeds[k] for k in idx], alternative, options, root, n_jobs, executor, tick,
-                           level)
+        with _systems.errors_naming(f"task {task.name!r}"):
+            chunk = _run_chunk(task, idx, [seeds[k] for k in idx], alternative, options, root, n_jobs, executor, tick,
+                               level)
         for k, value in zip(idx, chunk):
             if store is not None:
                 store.set(keys[k], value)
