@@ -123,6 +123,27 @@ def test_plot_result_uses_the_tests_pvalue_and_statistic():
         assert len(bars(ax)) == 7  # S in {-6, -4, ..., 6}
 
 
+@pytest.mark.parametrize("n", [12, 400])
+def test_mcnemar_result_draws_the_binomial_law_of_its_statistic(n):
+    import pickle
+
+    rng = np.random.default_rng(n)
+    x, y = (rng.random(n) < 0.7).astype(int), (rng.random(n) < 0.5).astype(int)
+    for alternative in ("two-sided", "greater", "less"):
+        r = pairperm.mcnemar_test(x, y, alternative=alternative)
+        m = r.n_a_only + r.n_b_only
+        for d in (r.null_distribution, pickle.loads(pickle.dumps(r)).null_distribution):
+            assert d.offset == 0 and len(d.pmf) == m + 1
+            exact = np.array([float(Fraction(math.comb(m, k), 2**m)) for k in range(m + 1)])
+            np.testing.assert_allclose(d.pmf, exact, rtol=0, atol=1e-15)
+        ax = r.plot()
+        assert observed_line_x(ax) == r.statistic == r.n_a_only
+        assert legend_p(ax) == pytest.approx(r.pvalue, rel=1e-3)
+        # compare() on 0/1 scores returns this result: it draws the same.
+        assert pairperm.compare(x, y, "accuracy", alternative=alternative).result.null_distribution.pmf.tolist() == \
+            r.null_distribution.pmf.tolist()
+
+
 def test_large_support_is_a_step_line_with_filled_tail():
     x, y = stanza_pos_like(2000, seed=1)
     r = pairperm.permutation_test(x, y, alternative="greater")

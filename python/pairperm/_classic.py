@@ -105,7 +105,10 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     n_a, n_b = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
     p, log_p, engine = _sign_flip_pvalue(d, alternative, func)
     difference = (n_a - n_b) / len(d) if len(d) else math.nan  # no entries: no accuracy to compare
-    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine, difference, ShiftEffect.of(d, "mean"))
+    # The law of n_a_only itself: each discordant entry counts 1 for A or 0, each with probability 1/2.
+    discordant = LocalEffects.from_arrays(np.ones(n_a + n_b, np.int64), np.zeros(n_a + n_b, np.int64), func)
+    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine, difference, ShiftEffect.of(d, "mean"),
+                         discordant.recipe("dp" if engine == "dp" else "auto"))
 
 
 def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",

@@ -207,10 +207,11 @@ def plot_result(result: Any, ax: Any = None, log: bool = False):
 
     Parameters
     ----------
-    result : PermutationTestResult
+    result : PermutationTestResult or McNemarResult
         A result with a 1-D ``null_distribution`` whose statistic is the sum S itself:
-        :func:`pairperm.permutation_test` with an exact method, or
-        :func:`pairperm.structured_test` with ``statistic=None``.
+        :func:`pairperm.permutation_test` with an exact method,
+        :func:`pairperm.structured_test` with ``statistic=None``, or
+        :func:`pairperm.mcnemar_test` (the binomial law of ``n_a_only``).
     ax : matplotlib.axes.Axes, optional
     log : bool
         Logarithmic y axis.

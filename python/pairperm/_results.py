@@ -140,8 +140,35 @@ class _Result:
         return out
 
 
+class _WithNull:
+    """A result that keeps the recipe of its statistic's null distribution (``_null``), rebuilt
+    on first access and never pickled (results stay light on the wire), and draws it."""
+
+    _null: Any
+
+    @property
+    def null_distribution(self) -> Any:
+        cached = self.__dict__.get("_null_cache")
+        if cached is None and self._null is not None:
+            cached = self._null.build()
+            object.__setattr__(self, "_null_cache", cached)
+        return cached
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_null_cache"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def plot(self, ax: Any = None, *, log: bool = False) -> Any:
+        """Plot the null distribution with the observed statistic and the rejection region."""
+        from ._plot import plot_result
+
+        return plot_result(self, ax=ax, log=log)
+
+
 @dataclass(frozen=True, repr=False)
-class PermutationTestResult(_Result):
+class PermutationTestResult(_WithNull, _Result):
     """Result of the paired-permutation tests (:func:`pairperm.permutation_test`,
     :func:`pairperm.structured_test`, :func:`pairperm.f1_test`, ...).
 
@@ -226,26 +253,6 @@ class PermutationTestResult(_Result):
         "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early", "pvalue_is_floor",
     )
 
-    @property
-    def null_distribution(self) -> Any:
-        cached = self.__dict__.get("_null_cache")
-        if cached is None and self._null is not None:
-            cached = self._null.build()
-            object.__setattr__(self, "_null_cache", cached)
-        return cached
-
-    def __getstate__(self) -> dict:
-        # The recomputable distribution is not shipped: results stay light on the wire.
-        return {k: v for k, v in self.__dict__.items() if k != "_null_cache"}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-
-    def plot(self, ax: Any = None, *, log: bool = False) -> Any:
-        """Plot the null distribution with the observed statistic and the rejection region."""
-        from ._plot import plot_result
-
-        return plot_result(self, ax=ax, log=log)
 
 
 @dataclass(frozen=True, repr=False)
@@ -264,7 +271,7 @@ class MonteCarloTestResult(PermutationTestResult):
 
 
 @dataclass(frozen=True, repr=False)
-class McNemarResult(_Result):
+class McNemarResult(_WithNull, _Result):
     """Result of :func:`pairperm.mcnemar_test`.
 
     Attributes
@@ -282,6 +289,9 @@ class McNemarResult(_Result):
     engine : str
         What computed the p-value, as in :class:`PermutationTestResult` (``"dp"`` for few
         discordant entries, ``"grouped"`` otherwise).
+    null_distribution : Distribution
+        Null distribution of the statistic, ``Binomial(n_a_only + n_b_only, 1/2)``, recomputed
+        on first access; :meth:`plot` draws it.
 
     Examples
     --------
@@ -300,6 +310,7 @@ class McNemarResult(_Result):
     engine: str = ""
     difference: Optional[float] = None
     _effect: Any = field(default=None, compare=False)
+    _null: Any = field(default=None, compare=False)
 
     _shown: ClassVar[tuple[str, ...]] = ("statistic", "difference", "pvalue", "log_pvalue", "alternative", "n_a_only", "n_b_only")
 
