@@ -28,7 +28,16 @@ import numpy as np
 
 from . import _core, _runner
 from ._bootstrap import check_statistics_shape, f1_from_sums, statistics_by_name, summed_metric
-from ._compare import _INTEGER_SUMS, METRICS, REAL_MEANS, SUMMED_METRICS, _is_integral, check_sentence_scores, compare
+from ._compare import (
+    _INTEGER_SUMS,
+    METRICS,
+    REAL_MEANS,
+    SUMMED_METRICS,
+    _is_binary,
+    _is_integral,
+    check_sentence_scores,
+    compare,
+)
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
 from ._validation import (
@@ -1061,10 +1070,9 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
     integral = [not callable(metric) and method in _BATCH_METHODS
                 and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
                 for a in arrays]
-    # Integers, so min >= 0 and max <= 1 is "all 0/1" (compare() checks the same) in two reductions.
-    # Unit sums that happen to be 0/1 are not 0/1 items: compare() runs permutation_test on them.
-    binary = [ok and not grouped and a.ndim == 1 and (a.size == 0 or (a.min() >= 0 and a.max() <= 1))
-              for ok, a in zip(integral, arrays)]
+    # The 0/1 systems, as compare() decides it. Unit sums that happen to be 0/1 are not 0/1
+    # items: compare() runs permutation_test on them.
+    binary = [ok and not grouped and a.ndim == 1 and _is_binary(a) for ok, a in zip(integral, arrays)]
     in_batch = np.array([integral[i] and integral[j] for i, j in pairs], dtype=bool)
     statistic: list = [None] * n_pairs
     pvalue = np.full(n_pairs, np.nan)
