@@ -131,14 +131,14 @@ def test_reason_says_which_engine_ran(scores, engine, words):
 
 
 def test_binary_scores_are_told_apart_as_numpy_isin_does():
-    from pairperm._compare import _is_binary
+    from pairperm._validation import is_binary
 
     cases = [np.array([], dtype=np.int64), np.array([True, False]), np.array([0, 1, 1], dtype=np.uint8),
              np.array([0, 1, 2]), np.array([-1, 0, 1]), np.array([0.0, 1.0, -0.0]), np.array([0.0, 0.5]),
              np.array([0.0, np.nan]), np.array([1.0, np.inf]), np.array([1 + 0j, 0j]), np.array([1j, 0j]),
              np.array(["0", "1"]), np.array([0, 1], dtype=object)]
     for a in cases:
-        assert _is_binary(a) == bool(np.isin(a, (0, 1)).all()), a
+        assert is_binary(a) == bool(np.isin(a, (0, 1)).all()), a
     rng = np.random.default_rng(4)
     x, y = (rng.random(300) < 0.6).astype(float), (rng.random(300) < 0.5).astype(float)
     assert pairperm.compare(x, y).test == "mcnemar_test"

@@ -15,8 +15,9 @@ import numpy as np
 
 from . import _core, _runner
 from ._difference import OrderEffect, ShiftEffect
-from ._effects import LocalEffects
+from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError
+from ._permutation import permutation_test
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
 from ._runner import monte_carlo_options, plan, run
 from ._statistics import SumStatistic
@@ -31,6 +32,7 @@ from ._validation import (
     check_method,
     check_paired_index,
     check_same_length,
+    is_binary,
 )
 
 __all__ = ["mcnemar_test", "sign_test", "wilcoxon_test"]
@@ -97,18 +99,17 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     b = as_int_array(y, "y", func, hint=hint)
     check_same_length(a, b, "x", "y", func)
     for name, arr in (("x", a), ("y", b)):
-        bad = (arr != 0) & (arr != 1)
-        if bad.any():
-            i = int(np.argmax(bad))
+        if not is_binary(arr):
+            i = int(np.argmax((arr != 0) & (arr != 1)))
             raise ValueError(f"{func}: {name} must hold 0/1 (or bool) outcomes; got {arr[i]} at index {i}")
-    d = a - b
-    n_a, n_b = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-    p, log_p, engine = _sign_flip_pvalue(d, alternative, func)
-    difference = (n_a - n_b) / len(d) if len(d) else math.nan  # no entries: no accuracy to compare
+    n_a, n_b = int(np.count_nonzero(a > b)), int(np.count_nonzero(a < b))
+    # The exact test of the 0/1 scores is McNemar's: the same sign-flip law of the discordant entries.
+    r = permutation_test(a, b, alternative=alternative)
+    difference = (n_a - n_b) / len(a) if len(a) else math.nan  # no entries: no accuracy to compare
     # The law of n_a_only itself: each discordant entry counts 1 for A or 0, each with probability 1/2.
-    discordant = LocalEffects.from_arrays(np.ones(n_a + n_b, np.int64), np.zeros(n_a + n_b, np.int64), func)
-    return McNemarResult(n_a, p, log_p, alternative, n_a, n_b, engine, difference, ShiftEffect.of(d, "mean"),
-                         discordant.recipe("dp" if engine == "dp" else "auto"))
+    null = NullRecipe.of_groups(0, ((1, n_a + n_b),) if n_a + n_b else (), "dp" if r.engine == "dp" else "auto")
+    return McNemarResult(n_a, r.pvalue, r.log_pvalue, alternative, n_a, n_b, r.engine, difference,
+                         ShiftEffect.of_scores(a, b, "mean"), null)
 
 
 def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",

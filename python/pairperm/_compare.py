@@ -25,6 +25,7 @@ from ._validation import (
     check_alternative,
     check_paired_index,
     check_same_length,
+    is_binary,
     seed_from_rng,
 )
 
@@ -58,16 +59,6 @@ def _is_integral(arr: np.ndarray) -> bool:
     if arr.dtype.kind in "biu":
         return True
     return arr.dtype.kind == "f" and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.floor(arr)))
-
-
-def _is_binary(arr: np.ndarray) -> bool:
-    """Every entry 0 or 1. Integers in two reductions, other numbers by comparison: np.isin sorts
-    its input and cost more than the whole exact test at N = 10^4."""
-    if arr.dtype.kind in "biu":
-        return arr.size == 0 or bool(arr.min() >= 0 and arr.max() <= 1)
-    if arr.dtype.kind in "fc":
-        return bool(((arr == 0) | (arr == 1)).all())
-    return bool(np.isin(arr, (0, 1)).all())
 
 
 # How each engine's p-value came about, for `reason`: exact engines, or a sampled estimate.
@@ -114,7 +105,7 @@ def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int
                                             f"mean difference, {_how(r)}", per_item=True)
     # McNemar is the exact permutation test on 0/1 scores: other methods go to permutation_test.
     if (method == "auto" and groups is None and xa.ndim == 1 and ya.ndim == 1
-            and _is_binary(xa) and _is_binary(ya)):
+            and is_binary(xa) and is_binary(ya)):
         r = _classic.mcnemar_test(x, y, alternative=alternative)
         return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
                                         "(identical to the exact permutation test on 0/1 scores)")

@@ -199,22 +199,42 @@ class NullRecipe:
     """The law of S as groups: S = lo + sum over groups of delta * Binomial(count, 1/2).
 
     Holds the core's summary while in this process and pickles as plain numbers (lo and the
-    groups); `build` recomputes the distribution with the same engine.
+    groups); `build` recomputes the distribution with the same engine. Made from lo and the
+    groups (`of_groups`, or unpickled), it forms the summary only when `build` needs it.
     """
 
     def __init__(self, summary: Any, one_d: bool, engine: str) -> None:
         self._summary = summary
         self._one_d = one_d
         self.engine = engine
+        self._law: Optional[tuple] = None  # (lo, groups) until the summary is formed
+
+    @classmethod
+    def of_groups(cls, lo: Union[int, tuple], groups: tuple, engine: str) -> NullRecipe:
+        recipe = cls(None, not isinstance(lo, tuple), engine)
+        recipe._law = (lo, groups)
+        return recipe
+
+    @property
+    def summary(self) -> Any:
+        if self._summary is None:
+            assert self._law is not None
+            lo, groups = self._law
+            self._summary = _summary_of(lo, groups, self._one_d)
+        return self._summary
 
     @property
     def lo(self) -> Union[int, tuple]:
+        if self._law is not None:
+            return self._law[0]
         s = self._summary
         return int(s.lo_sum) if self._one_d else tuple(int(v) for v in s.lo_sum)
 
     @property
     def groups(self) -> tuple:
         """((k, count), ...) in 1-D, ((delta, count), ...) in m-D."""
+        if self._law is not None:
+            return self._law[1]
         if self._one_d:
             return tuple((int(k), int(c)) for k, c in self._summary.groups)
         return tuple((tuple(int(v) for v in d), int(c)) for d, c in self._summary.groups)
@@ -223,13 +243,11 @@ class NullRecipe:
         return {"lo": self.lo, "groups": self.groups, "engine": self.engine}
 
     def __setstate__(self, state: dict) -> None:
-        self.engine = state["engine"]
-        self._one_d = not isinstance(state["lo"], tuple)
-        self._summary = _summary_of(state["lo"], state["groups"], self._one_d)
+        self.__dict__.update(NullRecipe.of_groups(state["lo"], state["groups"], state["engine"]).__dict__)
 
     def build(self) -> Union[Distribution, MultiDistribution]:
         if self.engine == "auto":
-            return grouped_distribution(self._summary, self._one_d)
+            return grouped_distribution(self.summary, self._one_d)
         lo = self.lo
         stay, swap = _arrays_of(self.groups, self._one_d, None if self._one_d else len(lo))  # type: ignore[arg-type]
         d = LocalEffects.from_arrays(stay, swap).distribution(self.engine)

@@ -33,7 +33,6 @@ from ._compare import (
     METRICS,
     REAL_MEANS,
     SUMMED_METRICS,
-    _is_binary,
     _is_integral,
     check_sentence_scores,
     compare,
@@ -54,6 +53,7 @@ from ._validation import (
     check_unique_labels,
     exact_int_sum,
     id_column_reason,
+    is_binary,
 )
 from ._version import __version__
 
@@ -1072,7 +1072,7 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
                 for a in arrays]
     # The 0/1 systems, as compare() decides it. Unit sums that happen to be 0/1 are not 0/1
     # items: compare() runs permutation_test on them.
-    binary = [ok and not grouped and a.ndim == 1 and _is_binary(a) for ok, a in zip(integral, arrays)]
+    binary = [ok and not grouped and a.ndim == 1 and is_binary(a) for ok, a in zip(integral, arrays)]
     in_batch = np.array([integral[i] and integral[j] for i, j in pairs], dtype=bool)
     statistic: list = [None] * n_pairs
     pvalue = np.full(n_pairs, np.nan)
