@@ -394,11 +394,28 @@ def test_int64_vectors_validate_every_argument_as_the_general_route():
         with pytest.raises(ValueError) as general:
             pairperm.permutation_test(x.tolist(), y.tolist(), **kwargs)
         assert str(fast.value) == str(general.value)
-    # Sums beyond the core's int64 range: the same message names the entries.
+    # Sums beyond the core's int64 range: the same message names the entries, checked before
+    # the sampling arguments as the general route checks them.
     big = np.array([2**60, 2**60, 2**60], dtype=np.int64)
     for a, b in ((big, np.array([0, 0, -(2**60)], dtype=np.int64)), (np.array([0, 2**62]), np.array([0, 0]))):
-        with pytest.raises(ValueError) as fast:
-            pairperm.permutation_test(a, b)
-        with pytest.raises(ValueError) as general:
-            pairperm.permutation_test(a.tolist(), b.tolist())
-        assert str(fast.value) == str(general.value)
+        for kwargs in ({}, {"n_resamples": 0}, {"rng": "seed"}):
+            with pytest.raises(ValueError) as fast:
+                pairperm.permutation_test(a, b, **kwargs)
+            with pytest.raises(ValueError) as general:
+                pairperm.permutation_test(a.tolist(), b.tolist(), **kwargs)
+            assert str(fast.value) == str(general.value)
+    # A method that is not a string is refused by name, not compared as one.
+    for method in (np.array(["auto"]), np.array(["auto", "exact"])):
+        with pytest.raises(ValueError, match="method must be one of"):
+            pairperm.permutation_test(x, y, method=method)
+
+
+def test_results_made_on_the_hot_path_refuse_unknown_and_missing_fields():
+    from pairperm._results import PermutationTestResult, frozen_instance
+
+    kwargs = dict(statistic=1, pvalue=0.5, log_pvalue=math.log(0.5), method="auto", alternative="greater")
+    assert frozen_instance(PermutationTestResult, **kwargs) == PermutationTestResult(**kwargs)
+    with pytest.raises(TypeError, match="unknown fields \\['statistc'\\]"):
+        frozen_instance(PermutationTestResult, statistc=1, **{k: v for k, v in kwargs.items() if k != "statistic"})
+    with pytest.raises(TypeError, match="missing fields \\['alternative'\\]"):
+        frozen_instance(PermutationTestResult, **{k: v for k, v in kwargs.items() if k != "alternative"})

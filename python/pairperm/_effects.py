@@ -157,11 +157,6 @@ class LocalEffects:
         """Multiply-adds of the DP (Alg. 3) over the full support: N x box size."""
         return float(self.n_varying) * float(np.prod(self.span()))
 
-    def recipe(self, engine: str) -> NullRecipe:
-        """What it takes to rebuild the null distribution with `engine`: the core's summary
-        (a few numbers per group), read out only when the result is built or pickled."""
-        return NullRecipe(self.summary, self.one_d, engine)
-
     def distribution(self, engine: str) -> Union[Distribution, MultiDistribution]:
         """The null distribution of S by `engine` ("auto", "dp" or "fft")."""
         if engine == "auto":

@@ -9,9 +9,9 @@ import numpy as np
 from . import _core, _runner
 from ._difference import ShiftEffect, with_effect
 from ._distribution import Distribution, MultiDistribution
-from ._effects import LocalEffects, NullRecipe
-from ._results import PermutationTestResult, frozen_instance
-from ._runner import RESULT_ENGINE, check_sampling, monte_carlo_options, run
+from ._effects import LocalEffects
+from ._results import PermutationTestResult
+from ._runner import RESULT_ENGINE, check_sampling, exact_result, monte_carlo_options, run
 from ._statistics import statistic_for
 from ._units import paired_scores
 from ._validation import (
@@ -118,25 +118,23 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
     """The commonest call, two int64 vectors with the defaults, in one call of the core: the
     summary, the planner and the engine where that is the trivial p = 1, the DP or the grouped
     tail (the batch of compare_systems takes the same route for each pair), as the general
-    route computes them bit for bit. None where the general route has to run: another engine,
-    an engine that declined, or sums the core refuses (whose error the general route words);
-    it then reads the inputs once more, which those routes far outweigh."""
+    route computes them bit for bit, its arguments checked in the same order. None where the
+    general route has to run: another engine, an engine that declined, or sums the core refuses
+    (whose error the general route words); it then reads the inputs once more, which those
+    routes far outweigh."""
     func = "permutation_test"
     check_alternative(alternative, func)
-    check_sampling(n_resamples, rng, n_jobs, func)
     try:
         summary, p, log_p, engine = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS)
     except ValueError:
         return None
     if p is None:
         return None
+    check_sampling(n_resamples, rng, n_jobs, func)
     statistic = int(summary.observed)
-    return frozen_instance(
-        PermutationTestResult, statistic=statistic, difference=statistic, pvalue=p, log_pvalue=log_p, method=method,
-        alternative=alternative, engine=RESULT_ENGINE[engine],
-        _null=NullRecipe(summary, True, "dp" if engine == "dp" else "auto"),
-        _effect=ShiftEffect.of_scores(x, y, "sum"),
-    )
+    r = exact_result(PermutationTestResult, statistic, p, log_p, method, alternative, RESULT_ENGINE[engine], False,
+                     summary, True)
+    return with_effect(r, statistic, ShiftEffect.of_scores(x, y, "sum"))
 
 
 def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamples: Any, rng: Any,
@@ -248,9 +246,10 @@ def permutation_test(
     >>> bool(lo <= 0.25 <= hi), r.n_resamples
     (True, 2000)
     """
-    if (groups is None and rtol is None and (method == "auto" or method == "exact")
+    # C-contiguous, as the general route keeps them: a strided view would be copied there.
+    if (groups is None and rtol is None and isinstance(method, str) and method in ("auto", "exact")
             and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == np.int64 and y.dtype == np.int64
-            and x.ndim == 1 and x.shape == y.shape):
+            and x.ndim == 1 and x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous):
         r = _int64_vectors_test(x, y, alternative, method, n_resamples, rng, n_jobs)
         if r is not None:
             return r

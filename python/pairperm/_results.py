@@ -55,17 +55,25 @@ def _plain(v: Any) -> Any:
     return v
 
 
-_DEFAULTS: dict = {}
+_FIELDS: dict = {}  # class -> (defaults, every field's name, the fields without a default)
 
 
 def frozen_instance(cls: type, **values: Any) -> Any:
     """``cls(**values)`` for a frozen dataclass, every field not given at its default, made
     without the dataclass's ``__init__``: that sets each field by ``object.__setattr__``, and
     for a result's 16 fields costs as much as the rest of an exact test at N = 10^4. For the
-    library's own hot paths, whose values are already what the fields hold."""
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = _DEFAULTS[cls] = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+    library's own hot paths, whose values are already what the fields hold; unknown or
+    missing fields are refused as ``cls(**values)`` refuses them."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        every = fields(cls)
+        known = _FIELDS[cls] = ({f.name: f.default for f in every if f.default is not MISSING},
+                                frozenset(f.name for f in every),
+                                frozenset(f.name for f in every if f.default is MISSING))
+    defaults, names, required = known
+    if not (values.keys() <= names and required <= values.keys()):
+        raise TypeError(f"{cls.__name__}: unknown fields {sorted(values.keys() - names)} or missing fields "
+                        f"{sorted(required - values.keys())}")
     obj: Any = object.__new__(cls)
     obj.__dict__.update(defaults)
     obj.__dict__.update(values)
@@ -252,7 +260,6 @@ class PermutationTestResult(_WithNull, _Result):
         "statistic", "difference", "pvalue", "log_pvalue", "pvalue_is_bound", "method", "engine", "alternative",
         "n_resamples", "pvalue_ci", "log_pvalue_ci", "stopped_early", "pvalue_is_floor",
     )
-
 
 
 @dataclass(frozen=True, repr=False)

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _core
-from ._effects import LocalEffects
+from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError, warn_caller
 from ._results import PermutationTestResult, frozen_instance
 from ._statistics import RealSumStatistic, TiltNotCertified
@@ -64,9 +64,17 @@ class MonteCarloOptions:
         return seed_from_rng(self.rng, self.func)
 
 
+def _default_sampling(n_resamples: Any, n_jobs: Any, alpha: Any = None, confidence_level: Any = 0.95) -> bool:
+    """The default sampling arguments (or any number of resamples in range), valid without
+    the checks that word their errors."""
+    return (type(n_resamples) is int and n_jobs is None and alpha is None and type(confidence_level) is float
+            and confidence_level == 0.95 and 1 <= n_resamples <= MAX_RESAMPLES)
+
+
 def check_sampling(n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> None:
-    """Validate the sampling arguments of a call that turned out not to sample."""
-    if not (rng is None and n_jobs is None and type(n_resamples) is int and 1 <= n_resamples <= MAX_RESAMPLES):
+    """Validate the sampling arguments without making the options: for a route that cannot sample."""
+    check_rng(rng, func)
+    if not _default_sampling(n_resamples, n_jobs):
         monte_carlo_options(n_resamples, rng, n_jobs, func)
 
 
@@ -75,9 +83,8 @@ def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, a
     """Validate the sampling arguments, whatever the method (a sampling route may be taken
     by "auto" too: real-valued effects, or integer ones beyond the exact engines' reach)."""
     check_rng(rng, func)
-    if type(n_resamples) is int and n_jobs is None and alpha is None and confidence_level == 0.95 \
-            and type(confidence_level) is float and 1 <= n_resamples <= MAX_RESAMPLES:
-        return frozen_instance(MonteCarloOptions, n_resamples=n_resamples, rng=rng, func=func)  # the defaults, known valid
+    if _default_sampling(n_resamples, n_jobs, alpha, confidence_level):
+        return frozen_instance(MonteCarloOptions, n_resamples=n_resamples, rng=rng, func=func)
     k = check_n_resamples(n_resamples, func)
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
@@ -134,10 +141,18 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
     if exact is None:
         return _real_valued_sum(effects, stat, alternative, method, func, mc, result_type)
     p, log_p, engine, bound = exact
+    return exact_result(result_type, stat.value, p, log_p, method, alternative, engine, bound, effects.summary,
+                        effects.one_d)
+
+
+def exact_result(result_type: type, statistic: Any, p: float, log_p: float, method: str, alternative: str,
+                 engine: str, bound: bool, summary: Any, one_d: bool) -> Any:
+    """The result of an exact engine (`engine` as results name it), which keeps the recipe of
+    its null distribution: the grouped engine's, or the DP's or FFT's where those ran."""
     null_engine = engine if engine in ("dp", "fft") else "auto"
     return frozen_instance(
-        result_type, statistic=stat.value, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative,
-        engine=engine, pvalue_is_bound=bound, _null=effects.recipe(null_engine),
+        result_type, statistic=statistic, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative,
+        engine=engine, pvalue_is_bound=bound, _null=NullRecipe(summary, one_d, null_engine),
     )
 
 
