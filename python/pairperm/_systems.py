@@ -630,19 +630,25 @@ def _engine_of(result: Any) -> str:
     return str(getattr(result, "engine", "bootstrap"))
 
 
+# Exceptions whose arguments are their message alone: the library's own and those of arithmetic.
+_MESSAGE_ONLY = (ValueError, TypeError, ZeroDivisionError, OverflowError, FloatingPointError, ArithmeticError,
+                 _core.SupportTooLargeError)
+
+
 @contextlib.contextmanager
 def errors_naming(context: str) -> Iterator[None]:
-    """Errors raised inside (the library's, and those of a metric's arithmetic) with `context`
-    before their message, of their own type: "task 'ner': ...", "pair 'A' - 'B': ...". An
-    exception whose type takes more than a message passes unchanged."""
+    """An error raised inside says where: "task 'ner': ...", "compare_systems: pair 'A' - 'B': ...".
+    The exception itself is raised on (its type, attributes and cause kept), its message
+    prefixed where it is the message alone; others (a metric's own exception class) get a note
+    where Python has them (3.11+)."""
     try:
         yield
-    except (ValueError, TypeError, ArithmeticError) as exc:
-        try:
-            named = type(exc)(f"{context}: {exc}")
-        except Exception:
-            raise exc from None
-        raise named.with_traceback(exc.__traceback__) from None
+    except Exception as exc:
+        if type(exc) in _MESSAGE_ONLY and len(exc.args) == 1 and isinstance(exc.args[0], str):
+            exc.args = (f"{context}: {exc.args[0]}",)
+        elif hasattr(exc, "add_note"):
+            exc.add_note(f"raised in {context}")
+        raise
 
 
 def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternative, options: dict,
@@ -877,9 +883,9 @@ def compare_systems(
         decides the pair's result (metric, alternative, method, n_resamples, the pair's seed,
         confidence level, pairperm version); a repeated or interrupted run computes only the
         pairs it does not find. A callable metric is keyed by what decides its results (its
-        code, defaults, closure and the globals it reads, or an installed package's function by
-        name and version); one that reads values the cache cannot hash (objects of its own
-        classes, callable instances) is refused with cache=. After Ctrl-C
+        code, defaults, closure, the globals and its own attributes it reads, or an installed
+        package's function by name and version); one that reads values the cache cannot hash
+        (objects of its own classes, callable instances) is refused with cache=. After Ctrl-C
         the pairs finished so far are in the cache, and the KeyboardInterrupt carries them as
         ``exc.partial_result`` (a MultiTaskComparison with ``complete=False``).
     groups : array_like or mapping, optional
