@@ -823,3 +823,26 @@ def test_an_error_in_one_pair_names_its_task_and_pair():
                                      n_jobs=jobs, progress=False)
     with cf.ThreadPoolExecutor(2) as pool, pytest.raises(pairperm.SupportTooLargeError, match=want):
         pairperm.compare_systems(data, "sum", method="dp", executor=pool, progress=False)
+
+
+def test_cache_keys_only_the_attributes_a_metric_reads():
+    import inspect
+
+    from pairperm._cache import callable_key
+
+    def recall(s):
+        return s[..., 0] / (s[..., 0] + s[..., 2])
+
+    key = callable_key(recall)
+    # What its code never reads cannot change its results, and need not be hashable.
+    recall.__signature__ = inspect.signature(recall)
+    recall.marks = [object()]
+    assert callable_key(recall) == key
+
+    def wrapper(s):
+        return recall(s)
+
+    wrapper.__wrapped__ = _fbeta(2.0)  # what functools.wraps leaves: keyed
+    other = callable_key(wrapper)
+    wrapper.__wrapped__ = _fbeta(0.5)
+    assert callable_key(wrapper) != other

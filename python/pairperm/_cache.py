@@ -6,10 +6,11 @@ result, so changing the data, the metric or an option never returns a stale pair
 
 A callable metric is keyed on what decides its results (:func:`callable_key`): for a function
 of the user's own code (``__main__``, a notebook, a module outside the installed packages), its
-bytecode and constants, the names it uses, its defaults, the values of its closure's cells and
-of the globals it reads, the attributes set on it, and the same of the functions it calls; ``functools.partial`` adds its
-arguments; a function of an installed package (NumPy's, the standard library's) is keyed by its
-name and the package's version. Values are keyed when they are plain data (None, numbers,
+bytecode and constants, the names it uses, its defaults, the values of its closure's cells, of
+the globals it reads and of the attributes set on it that it reads (and the function a decorator
+wraps), and the same of the functions it calls; ``functools.partial`` adds its arguments; a
+function of an installed package (NumPy's, the standard library's) is keyed by its name and
+the package's version. Values are keyed when they are plain data (None, numbers,
 strings, bytes, tuples, lists, dicts and sets of them, NumPy arrays and scalars) or modules.
 A callable that reads anything else (an object of a class of its own, a bound method, a callable
 instance) cannot be keyed reliably, and compare_systems refuses ``cache=`` for it rather than
@@ -226,8 +227,6 @@ class _CallableKey:
         names = self.code(fn.__code__)
         self.value(fn.__defaults__, f"the defaults of {name}")
         self.value(fn.__kwdefaults__, f"the keyword defaults of {name}")
-        # Attributes set on the function (fbeta.beta = 2, a decorator's __wrapped__) can decide its results.
-        self.value(fn.__dict__, f"the attributes of {name}")
         for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
                 content = cell.cell_contents
@@ -235,6 +234,10 @@ class _CallableKey:
                 self.put("empty cell")
                 continue
             self.value(content, f"{var!r} in the closure of {name}")
+        # Attributes set on the function that its code reads (fbeta.beta = 2) and the function a
+        # decorator wraps; others (a signature, test marks) cannot change its results.
+        attributes = {k: v for k, v in fn.__dict__.items() if k in names or k == "__wrapped__"}
+        self.value(dict(sorted(attributes.items())), f"the attributes of {name}")
         modules = []
         for n in sorted(names):
             if n in fn.__globals__:
