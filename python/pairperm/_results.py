@@ -71,12 +71,14 @@ def frozen_instance(cls: type, **values: Any) -> Any:
                                 frozenset(f.name for f in every),
                                 frozenset(f.name for f in every if f.default is MISSING))
     defaults, names, required = known
-    if not (values.keys() <= names and required <= values.keys()):
+    state = dict(defaults)
+    state.update(values)
+    # No unknown field, and then as many as the class has: none missing.
+    if not (names.issuperset(values) and len(state) == len(names)):
         raise TypeError(f"{cls.__name__}: unknown fields {sorted(values.keys() - names)} or missing fields "
                         f"{sorted(required - values.keys())}")
     obj: Any = object.__new__(cls)
-    obj.__dict__.update(defaults)
-    obj.__dict__.update(values)
+    object.__setattr__(obj, "__dict__", state)
     return obj
 
 
