@@ -2,6 +2,7 @@
 2^n swap patterns in exact fractions, and the paired bootstrap intervals against scipy and
 an independent implementation of Efron's BCa formulas on the same resamples."""
 
+import collections
 import inspect
 import itertools
 import math
@@ -11,8 +12,10 @@ import numpy as np
 import pytest
 
 import pairperm
+from pairperm import _core
 from pairperm._bootstrap import f1_from_sums
-from pairperm._intervals import batch_shift_bounds, bootstrap_mean_intervals
+from pairperm._difference import tail_level
+from pairperm._intervals import _multiset, _multiset_ends, batch_shift_bounds, bootstrap_mean_intervals
 
 # ---------------------------------------------------------------- references
 
@@ -42,6 +45,38 @@ def brute_interval(d, confidence_level, alternative):
     low = -math.inf if k == 0 or alternative == "less" else means[k - 1]
     high = math.inf if k == 0 or alternative == "greater" else means[-k]
     return low, high, tail
+
+
+def grouped_interval(d, confidence_level, alternative):
+    """brute_interval for integer d with few distinct values: the subset means counted by how
+    many items of each value they take (C(c_1, k_1) C(c_2, k_2) ... subsets share a mean), in
+    exact fractions and integers, so N may reach hundreds."""
+    groups = collections.Counter(d)
+    means = collections.Counter()
+    for ks in itertools.product(*(range(c + 1) for c in groups.values())):
+        if sum(ks):
+            ways = math.prod(math.comb(c, k) for c, k in zip(groups.values(), ks))
+            means[Fraction(sum(k * v for k, v in zip(ks, groups)), sum(ks))] += ways
+    tail = tail_level(confidence_level, alternative)
+    k = math.floor(tail * 2 ** len(d))
+
+    def kth(order):
+        seen = 0
+        for mean in order:
+            seen += means[mean]
+            if seen >= k:
+                return float(mean)
+
+    low = -math.inf if k == 0 or alternative == "less" else kth(sorted(means))
+    high = math.inf if k == 0 or alternative == "greater" else kth(sorted(means, reverse=True))
+    return low, high
+
+
+def lattice_interval(d, confidence_level, alternative):
+    """The ends by the lattice route, whatever N (shift_interval takes it only beyond 30 items)."""
+    values, counts = _multiset(np.asarray(d, dtype=np.int64))
+    assert _core.lattice_affordable(values, counts)
+    return _multiset_ends(values, counts, tail_level(confidence_level, alternative), alternative, True)
 
 
 def as_float(v):
@@ -187,9 +222,191 @@ def test_saddlepoint_endpoints_agree_with_the_exact_permutation_test(n):
         assert (min(p_greater, p_less) > 0.025) == kept
 
 
-def test_auto_picks_exact_for_few_items_and_the_saddlepoint_beyond():
+def test_auto_picks_exact_for_few_items_or_few_values_and_the_saddlepoint_beyond():
     assert pairperm.shift_interval(np.arange(30) % 4).method == "exact"
-    assert pairperm.shift_interval(np.arange(31) % 4).method == "saddlepoint"
+    assert pairperm.shift_interval(np.arange(31) % 4).method == "exact"  # the lattice route
+    assert pairperm.shift_interval(np.arange(31)).method == "saddlepoint"
+    assert pairperm.shift_interval(np.arange(31) % 4 + 0.5).method == "saddlepoint"  # not integers
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 12])
+def test_lattice_route_is_exactly_the_brute_force_one(n):
+    """Against every one of the 2^N subset means in exact fractions."""
+    rng = np.random.default_rng(200 + n)
+    for _ in range(6):
+        values = rng.choice(np.arange(-5, 8), int(rng.integers(2, 5)), replace=False)
+        d = rng.choice(values, n)
+        if len(set(d.tolist())) < 2:
+            continue
+        for level in (0.5, 0.75, 0.8, 0.9, 0.95):
+            for alternative in ("two-sided", "greater", "less"):
+                low, high, _ = brute_interval(d.tolist(), level, alternative)
+                assert lattice_interval(d, level, alternative) == (as_float(low), as_float(high)), (d, level)
+
+
+@pytest.mark.parametrize("n", [14, 20, 45, 63, 64, 90, 160, 250])
+def test_lattice_route_is_exactly_the_grouped_count(n):
+    """Against the subset means counted by value in exact integers: up to 63 items the route
+    counts subsets in integers, beyond it sums probabilities in float64 (level 0.5 one-sided
+    puts the end at the mean, where p passes 1/2 by 2^-N)."""
+    rng = np.random.default_rng(300 + n)
+    checked = 0
+    while checked < 4:
+        m = int(rng.integers(2, 5))
+        values = rng.choice(np.arange(-4, 6), m, replace=False) * int(rng.choice([1, 3]))
+        d = rng.choice(values, n, p=rng.dirichlet(np.ones(m))).tolist()
+        v, c = _multiset(np.array(d))
+        if len(c) < 2 or np.prod(c + 1) > 5000:  # keep the reference quick
+            continue
+        checked += 1
+        for level in (0.5, 0.8, 0.95, 0.99):
+            for alternative in ("two-sided", "greater", "less"):
+                assert lattice_interval(d, level, alternative) == grouped_interval(d, level, alternative), \
+                    (dict(zip(v, c)), level, alternative)
+
+
+def kept_count(groups, delta):
+    """#{subsets F : sum_F (d - delta) <= 0} in exact integers, d given as {value: count}:
+    over the counts taken of every value but the most frequent, the ways to take them times the
+    ways to take few (or many) enough of the most frequent one."""
+    last = max(groups, key=lambda v: (groups[v], v))
+    others = [v for v in groups if v != last]
+    c_last = groups[last]
+    ways_below = [0]  # ways_below[k]: ways to take fewer than k of the most frequent value
+    ways = 1
+    for k in range(c_last + 1):
+        ways_below.append(ways_below[-1] + ways)
+        ways = ways * (c_last - k) // (k + 1)
+    total = 0
+    for ks in itertools.product(*(range(groups[v] + 1) for v in others)):
+        ways = math.prod(math.comb(groups[v], k) for v, k in zip(others, ks))
+        # k more of `last` keep the subset when k (last - delta) <= delta j - s.
+        room = delta * sum(ks) - sum(k * v for k, v in zip(ks, others))
+        if last > delta:
+            taken = ways_below[min(max(math.floor(room / (last - delta)) + 1, 0), c_last + 1)]
+        elif last < delta:
+            taken = ways_below[-1] - ways_below[min(max(math.ceil(room / (last - delta)), 0), c_last + 1)]
+        else:
+            taken = ways_below[-1] if room >= 0 else 0
+        total += ways * taken
+    return total
+
+
+@pytest.mark.parametrize("groups", [
+    {-1: 23, 0: 1954, 1: 23},       # accuracy at N = 2000: two systems differing on 46 items
+    {-1: 31, 0: 9930, 1: 39},
+    {-1: 40, 0: 420, 1: 55},
+    {-2: 4, 0: 3000, 1: 25, 3: 9},
+    {0: 600, 5: 70},
+])
+def test_lattice_ends_are_exact_at_large_n(groups):
+    """Each end q is a subset mean at which the exact count of kept subsets passes alpha 2^N
+    while it does not just below q (closer than any other subset mean): the end exactly."""
+    n = sum(groups.values())
+    d = np.repeat(list(groups), list(groups.values()))
+    for level, alternative in ((0.95, "two-sided"), (0.99, "greater"), (0.5, "greater"), (0.9, "less")):
+        r = pairperm.shift_interval(d, confidence_level=level, alternative=alternative)
+        assert r.method == "exact"
+        threshold = tail_level(level, alternative) * 2**n
+        below = Fraction(1, 2 * n * n)
+        for end, mirrored in ((r.mean_difference.low, False), (r.mean_difference.high, True)):
+            if math.isinf(end):
+                continue
+            q = Fraction(end).limit_denominator(n)
+            assert float(q) == end
+            g = {(-v if mirrored else v): c for v, c in groups.items()}
+            q = -q if mirrored else q
+            assert kept_count(g, q) > threshold >= kept_count(g, q - below), (level, alternative, mirrored)
+
+
+def test_lattice_route_divides_out_the_common_factor_and_takes_large_values():
+    rng = np.random.default_rng(8)
+    for factor in (1, 6, 2**20 + 1, 3 * 2**40):
+        d = (rng.choice([-1, 0, 0, 2], 70) * factor).tolist()
+        assert lattice_interval(d, 0.9, "two-sided") == grouped_interval(d, 0.9, "two-sided")
+        assert pairperm.shift_interval(d, confidence_level=0.9).method == "exact"
+    # Subset means s / j of values ~2^46 at N = 70 are too close for the bisection to separate.
+    d = rng.choice([0, 1, 2**46 + 1], 70)
+    assert pairperm.shift_interval(d).method == "saddlepoint"
+
+
+@pytest.mark.parametrize("n", [31, 34, 38])
+def test_lattice_route_is_the_meet_in_the_middle_one(n):
+    rng = np.random.default_rng(n)
+    for values in ([-1, 0, 1], [0, 3, 5, 7], [-2, 9]):
+        d = rng.choice(values, n)
+        for level, alternative in ((0.9, "two-sided"), (0.95, "greater"), (0.99, "less")):
+            by_subsets = pairperm.shift_interval(d, confidence_level=level, alternative=alternative, method="exact")
+            by_values = pairperm.shift_interval(d, confidence_level=level, alternative=alternative)
+            assert by_values.method == "exact"
+            assert by_values.mean_difference == by_subsets.mean_difference
+
+
+def accuracy_differences(n, minus, plus, rng):
+    """0/+-1 differences in random order: `minus` -1s, `plus` +1s, zeros otherwise."""
+    d = np.zeros(n, dtype=np.int64)
+    d[:minus], d[minus:minus + plus] = -1, 1
+    return rng.permutation(d)
+
+
+def pvalue_greater(d):
+    return pairperm.permutation_test(d, np.zeros(len(d), dtype=np.int64), alternative="greater").pvalue
+
+
+def test_lower_end_is_above_zero_exactly_when_the_test_rejects():
+    """On 0/+-1 differences (accuracy) the one-sided interval inverts the library's exact
+    permutation test: its lower end is above 0 exactly when that test rejects at alpha. Each
+    case is one of the two datasets (a -1s, b or b + 1 +1s) on either side of p = alpha."""
+    rng = np.random.default_rng(60)
+    for case in range(24):
+        n = int(rng.integers(31, 201))
+        level = (0.9, 0.95, 0.99)[case % 3]
+        alpha = float(tail_level(level, "greater"))
+        a = int(rng.integers(0, n // 3))
+        lo, hi = 0, n - a  # p falls as the +1s grow: find the last count with p > alpha
+        if pvalue_greater(accuracy_differences(n, a, hi, rng)) > alpha:
+            continue
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if pvalue_greater(accuracy_differences(n, a, mid, rng)) > alpha else (lo, mid)
+        for b in (lo, hi):
+            d = accuracy_differences(n, a, b, rng)
+            r = pairperm.shift_interval(d, confidence_level=level, alternative="greater")
+            assert r.method == "exact"
+            assert (r.mean_difference.low > 0) == (pvalue_greater(d) <= alpha), (n, a, b, level)
+
+
+def test_exact_method_beyond_forty_items_for_few_distinct_values():
+    rng = np.random.default_rng(41)
+    d = rng.choice([-1, 0, 0, 1, 1], 120)
+    r = pairperm.shift_interval(d, method="exact")
+    assert r.method == "exact" and r.mean_difference == grouped_interval(d.tolist(), 0.95, "two-sided")
+    assert pairperm.shift_interval(d).mean_difference == r.mean_difference
+    assert pairperm.shift_interval(d, method="saddlepoint").method == "saddlepoint"
+
+
+@pytest.mark.parametrize("n", [20, 60])
+def test_an_end_at_zero_reads_plus_zero(n):
+    d = np.r_[np.full(n - 9, 0), np.full(7, -1), np.full(2, 1)]  # the upper end is the subset mean 0
+    for method in ("exact", "auto"):
+        r = pairperm.shift_interval(d, method=method)
+        assert r.mean_difference.high == 0 and math.copysign(1.0, r.mean_difference.high) == 1.0
+
+
+def test_many_distinct_values_keep_the_saddlepoint():
+    rng = np.random.default_rng(5)
+    d = rng.integers(-20, 21, 300)  # 41 values: far more count vectors than the budget
+    values, counts = _multiset(d)
+    assert not _core.lattice_affordable(values, counts)
+    assert pairperm.shift_interval(d).method == "saddlepoint"
+    with pytest.raises(pairperm.SupportTooLargeError, match="few distinct"):
+        pairperm.shift_interval(d, method="exact")
+    # Just within and just beyond the budget: two groups of 0s and 1s and a largest group of 2s.
+    budget = int(_core.lattice_budget)
+    side = math.isqrt(budget)
+    for counts, affordable in (((side - 1, side - 1), True), ((side, side + 1), False)):
+        d = np.repeat([0, 1, 2], [counts[0], counts[1], 2 * side + 2])
+        assert pairperm.shift_interval(d).method == ("exact" if affordable else "saddlepoint")
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -385,19 +602,24 @@ def test_bootstrap_interval_errors(kwargs, message):
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_batch_shift_bounds_are_the_single_pair_route_bit_for_bit(alternative):
     rng = np.random.default_rng(11)
-    for k, n in enumerate((31, 57, 400)):
+    routes = collections.Counter()
+    for k, n in enumerate((31, 57, 400, 90)):
         matrix = np.concatenate([
-            (rng.random((2, n)) < rng.random((2, 1))).astype(np.int64),     # 0/1
+            (rng.random((3, n)) < rng.random((3, 1))).astype(np.int64),     # 0/1: the lattice route
             rng.integers(-5, 6, (2, n)),                                    # narrow range: tallied
             rng.integers(-10**12, 10**12, (2, n)),                          # wide range: sorted
             np.where(rng.random((1, n)) < 0.9, 0, rng.integers(-3, 4, (1, n))),  # mostly ties
+            rng.choice([0, 2**40, 3 * 2**40], (1, n)),                      # few values, large
         ])
         pairs = np.array([(i, j) for i in range(len(matrix)) for j in range(len(matrix)) if i != j])
-        level = (0.9, 0.95, 1 - 1e-9)[k]
+        level = (0.9, 0.95, 1 - 1e-9, 0.5)[k]
         got = batch_shift_bounds(matrix, pairs, level, alternative, None)
         for (i, j), ends in zip(pairs, got):
             want = pairperm.shift_interval(matrix[i], matrix[j], confidence_level=level, alternative=alternative)
-            np.testing.assert_array_equal(ends, list(want.mean_difference))
+            # As bit patterns: 0.0 and -0.0 differ.
+            np.testing.assert_array_equal(ends.view(np.int64), np.array(list(want.mean_difference)).view(np.int64))
+            routes[want.method] += 1
+    assert routes["exact"] >= 30 and routes["saddlepoint"] >= 30
 
 
 def test_batch_shift_bounds_refuse_differences_beyond_exact_float64_subset_means():

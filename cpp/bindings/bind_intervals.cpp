@@ -1,5 +1,5 @@
 // Bindings for binomial confidence intervals (Monte Carlo p-values of every sampling test) and the
-// saddlepoint end of the paired-permutation inversion interval (pairperm.shift_interval).
+// lattice and saddlepoint ends of the paired-permutation inversion interval (pairperm.shift_interval).
 #include "pybind.hpp"
 
 #include "pairperm/intervals.hpp"
@@ -28,10 +28,36 @@ void bind_intervals(py::module_& m) {
         },
         py::arg("values"), py::arg("counts"), py::arg("tail"), py::arg("z"),
         "Lower end of the permutation-inversion interval by the saddlepoint, from d's distinct values and counts.");
+    m.attr("lattice_budget") = lattice_budget;
+    m.attr("lattice_counted_items") = lattice_counted_items;
+    m.def(
+        "lattice_affordable",
+        [](const double_array& values, const double_array& counts) {
+            if (values.ndim() != 1 || counts.ndim() != 1 || values.shape(0) != counts.shape(0))
+                throw std::invalid_argument("values and counts must be 1-D arrays of the same length");
+            return lattice_affordable(values.data(), counts.data(), static_cast<std::size_t>(values.shape(0)));
+        },
+        py::arg("values"), py::arg("counts"),
+        "Whether the lattice route finds the permutation-inversion ends of d (its distinct values and counts).");
+    m.def(
+        "shift_lower_end",
+        [](const double_array& values, const double_array& counts, double tail, double z, std::int64_t reject_exponent,
+           std::uint64_t count_threshold, bool lattice) {
+            if (values.ndim() != 1 || counts.ndim() != 1 || values.shape(0) != counts.shape(0) || values.shape(0) == 0)
+                throw std::invalid_argument("values and counts must be non-empty 1-D arrays of the same length");
+            const double *v = values.data(), *c = counts.data();
+            const auto m = static_cast<std::size_t>(values.shape(0));
+            const ShiftLevel level{tail, z, reject_exponent, count_threshold};
+            return without_gil([&] { return shift_lower_end(v, c, m, level, lattice); });
+        },
+        py::arg("values"), py::arg("counts"), py::arg("tail"), py::arg("z"), py::arg("reject_exponent"),
+        py::arg("count_threshold"), py::arg("lattice"),
+        "Lower end of the permutation-inversion interval from d's distinct values (ascending) and counts: by "
+        "the lattice route (NaN where it is not affordable) or the saddlepoint.");
     m.def(
         "batch_shift_bounds",
         [](const int_array& scores, const int_array& pairs, double tail, double z, std::int64_t reject_exponent,
-           bool want_low, bool want_high, unsigned n_threads) {
+           std::uint64_t count_threshold, bool want_low, bool want_high, unsigned n_threads) {
             if (scores.ndim() != 2 || scores.shape(1) == 0)
                 throw std::invalid_argument("batch_shift_bounds: scores must be 2-D (n_systems, N) with N >= 1");
             if (pairs.ndim() != 2 || pairs.shape(1) != 2)
@@ -42,16 +68,17 @@ void bind_intervals(py::module_& m) {
             py::array_t<double> out({static_cast<py::ssize_t>(n_pairs), py::ssize_t{2}});
             const std::int64_t *s = scores.data(), *pr = pairs.data();
             double* o = out.mutable_data();
+            const ShiftLevel level{tail, z, reject_exponent, count_threshold};
             without_gil([&] {
-                batch_shift_bounds(s, n_systems, n, pr, n_pairs, tail, z, reject_exponent, want_low, want_high,
-                                   n_threads, o);
+                batch_shift_bounds(s, n_systems, n, pr, n_pairs, level, want_low, want_high, n_threads, o);
             });
             return out;
         },
         py::arg("scores"), py::arg("pairs"), py::arg("tail"), py::arg("z"), py::arg("reject_exponent"),
-        py::arg("want_low") = true, py::arg("want_high") = true, py::arg("n_threads") = 0,
+        py::arg("count_threshold"), py::arg("want_low") = true, py::arg("want_high") = true,
+        py::arg("n_threads") = 0,
         "Mean-difference ends (low, high) of the permutation-inversion interval of every row pair of an "
-        "(n_systems, N) int64 matrix by the saddlepoint route; NaN where the differences reach 2^53.");
+        "(n_systems, N) int64 matrix by the single-pair route; NaN where the differences reach 2^53.");
     m.def(
         "walsh_order_statistic",
         [](const double_array& sorted_d, std::int64_t k, std::size_t listed) {

@@ -6,8 +6,9 @@ Two kinds, both plain functions returning NamedTuples of floats and arrays:
   every shift ``delta`` of the per-item differences ``d = x - y`` that the test of
   ``d - delta`` does not reject. Its endpoints are order statistics of the ``2^N - 1`` subset
   means of ``d`` (Hartigan 1969), found exactly up to 40 items by the same meet-in-the-middle
-  count as the real-valued permutation test, and by the Lugannani-Rice saddlepoint
-  approximation of that count beyond.
+  count as the real-valued permutation test, exactly at any N for integer differences with few
+  distinct values by counting the subsets value by value (the lattice route), and by the
+  Lugannani-Rice saddlepoint approximation of that count otherwise.
 - :func:`bootstrap_intervals` gives percentile or BCa intervals for every system's metric and
   for every pair's difference from ONE shared set of resamples of the items (as sacrebleu's
   paired bootstrap), drawn by the same seeded sampler as :func:`pairperm.bootstrap_test`.
@@ -73,8 +74,9 @@ class ShiftInterval(NamedTuple):
     sum_difference : ConfidenceInterval
         The same interval times N: for the sum of A minus the sum of B.
     method : str
-        ``"exact"`` (endpoints are subset means, up to floating-point round-off) or
-        ``"saddlepoint"`` (Lugannani-Rice approximation of the test's count).
+        ``"exact"`` (endpoints are subset means: by meet in the middle, up to floating-point
+        round-off for real differences; for integer differences, the exact fraction correctly
+        rounded) or ``"saddlepoint"`` (Lugannani-Rice approximation of the test's count).
     """
 
     mean_difference: ConfidenceInterval
@@ -118,18 +120,36 @@ def shift_interval(
     alternative : {"two-sided", "greater", "less"}
         "greater": a lower bound (evidence that A > B shows as ``L > 0``); "less": an upper bound.
     method : {"auto", "exact", "saddlepoint"}
-        "exact": bisection on delta, each step counting the subsets exactly by meet in the
-        middle (at most 40 items); the endpoints are the subset means up to round-off (relative
-        ~1e-13 of the range of d). "saddlepoint": the Lugannani-Rice approximation of the count,
-        for any N (from N = 30 on, its endpoints differ from the exact ones by well under 1% of
-        the interval's width for differences spread over many values, but by 1-5% for
-        differences on a coarse lattice such as accuracy's 0/+-1, where an end near 0 can fall on
-        the other side of 0 from the test's decision). "auto": exact up to 30 items, the
-        saddlepoint beyond.
+        "exact": bisection on delta, each step counting the subsets exactly, by one of two
+        routes. Up to 40 items, by meet in the middle; the endpoints are the subset means up to
+        round-off (relative ~1e-13 of the range of d). For integer differences with few
+        distinct values, at any N, by value (the lattice route): a subset takes k of the c items
+        of each value, and the product over all values but the most frequent of (c + 1) may be
+        at most 20,000 (0/+-1 differences: up to about 140 items of each sign, however many
+        zeros); the endpoints are the exact subset means, correctly rounded. Beyond both routes,
+        "exact" raises :class:`pairperm.SupportTooLargeError`.
+        "saddlepoint": the Lugannani-Rice approximation of the count, for any N (from N = 30
+        on, its endpoints differ from the exact ones by well under 1% of the interval's width for
+        differences spread over many values, but by 1-5% (up to 8%) for differences on a
+        coarse lattice such as accuracy's 0/+-1, where an end near 0 can fall on the other side
+        of 0 from the test's decision). "auto": meet in the middle up to 30 items; beyond, the
+        lattice route where it applies and the saddlepoint elsewhere.
 
     Returns
     -------
     ShiftInterval
+
+    Notes
+    -----
+    The lattice route decides every subset's side of delta exactly, in integers, so a subset
+    whose mean equals delta always counts as a tie. Up to 63 items it also counts the subsets in
+    integers and compares the count with ``alpha 2^N`` exactly. Beyond, it sums the subsets'
+    probabilities (binomial probabilities, relative error ~1e-14) in float64 and compares that
+    sum with the level: an end can differ from the exact one only where p(delta) comes within
+    that round-off of the level. Levels such as 0.95 do not; round ones can, by symmetry. At the
+    one-sided level 0.5 the end is the mean of d, where p passes 1/2 by 2^-N, and the route
+    takes it as such; a 50% or 75% two-sided interval of differences with two distinct values,
+    one of them held by a handful of items, may come out one subset mean off.
 
     Examples
     --------
@@ -160,32 +180,27 @@ def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str,
     check_method(method, SHIFT_METHODS, func)
     d = _checked_differences(d, func)
     n = len(d)
-    if method == "exact" and n > REAL_MAX_EXACT:
-        raise SupportTooLargeError(
-            f"{func}: method='exact' counts 2^N subsets by meet in the middle and is limited to N <= "
-            f"{REAL_MAX_EXACT} items; got N = {n}. Use method='saddlepoint' (or 'auto')."
-        )
-    exact = method == "exact" or (method == "auto" and n <= AUTO_EXACT_MAX)
     assert conf is not None
     tail = tail_level(conf, alternative)
-    # The saddlepoint needs only the multiset of d, counted once for both ends; the exact count
-    # works on d itself.
-    values, counts = _multiset(d)
-    # Work on d scaled by a power of two (exact) so that every subset sum stays finite and the
-    # result is invariant under rescaling the scores.
-    biggest = max(-float(values[0]), float(values[-1]))
-    scale = math.ldexp(1.0, math.frexp(biggest)[1]) if biggest > 0 else 1.0
-    values = values / scale
-    ds = d.astype(np.float64) / scale if exact else d
-    low = -math.inf if alternative == "less" else _lower_bound(values, counts, tail, ds if exact else None) * scale
-    high = math.inf if alternative == "greater" else \
-        -_lower_bound(-values[::-1], counts[::-1], tail, -ds if exact else None) * scale
-    if exact and bool(np.all(d == np.floor(d))):
-        low, high = (_snap_to_subset_mean(v, n, d) for v in (low, high))
+    if (method == "exact" and n <= REAL_MAX_EXACT) or (method == "auto" and n <= AUTO_EXACT_MAX):
+        low, high = _counted_ends(d, tail, alternative)
+        route = "exact"
+    else:
+        # The lattice and saddlepoint routes need only the multiset of d, counted once for both ends.
+        values, counts = _multiset(d)
+        lattice = method != "saddlepoint" and bool(_core.lattice_affordable(values, counts))
+        if method == "exact" and not lattice:
+            raise SupportTooLargeError(
+                f"{func}: method='exact' is limited to N <= {REAL_MAX_EXACT} items (subsets counted by meet in the "
+                f"middle) or to integer differences with few distinct values (subsets counted by value); got N = "
+                f"{n} with {len(values)} distinct differences. Use method='saddlepoint' (or 'auto')."
+            )
+        low, high = _multiset_ends(values, counts, tail, alternative, lattice)
+        route = "exact" if lattice else "saddlepoint"
     return ShiftInterval(
         mean_difference=ConfidenceInterval(low, high),
         sum_difference=ConfidenceInterval(n * low, n * high),
-        method="exact" if exact else "saddlepoint",
+        method=route,
     )
 
 
@@ -195,14 +210,27 @@ def batch_shift_bounds(matrix: np.ndarray, pairs: np.ndarray, confidence_level: 
     the rows (i, j) of an int64 score matrix of more than AUTO_EXACT_MAX items, all pairs in one
     call of the core, bit for bit the single-pair route's; NaN where the differences reach 2^53."""
     assert matrix.dtype == np.int64 and matrix.shape[1] > AUTO_EXACT_MAX
-    tail = tail_level(confidence_level, alternative)
-    reject_exponent = 0  # the least j with 2^-j <= tail: 2^(c - n) > tail exactly when n - c < j
-    while Fraction(1, 2**reject_exponent) > tail:
-        reject_exponent += 1
-    return _core.batch_shift_bounds(matrix, np.ascontiguousarray(pairs, dtype=np.int64), float(tail),
-                                    _STANDARD_NORMAL.inv_cdf(1 - float(tail)), reject_exponent,
+    level = _ShiftLevel.of(tail_level(confidence_level, alternative), matrix.shape[1])
+    return _core.batch_shift_bounds(matrix, np.ascontiguousarray(pairs, dtype=np.int64), *level,
                                     want_low=alternative != "less", want_high=alternative != "greater",
                                     n_threads=n_jobs or 0)
+
+
+class _ShiftLevel(NamedTuple):
+    """One end's level as the core compares with it, each part computed exactly from the tail."""
+
+    tail: float
+    z: float  # the normal quantile of 1 - tail, where the saddlepoint's search starts
+    reject_exponent: int  # the least j with 2^-j <= tail: 2^(c - n) > tail exactly when n - c < j
+    count_threshold: int  # floor(tail 2^n): a count of subsets c is kept when c > this (small n only)
+
+    @classmethod
+    def of(cls, tail: Fraction, n: int) -> _ShiftLevel:
+        reject_exponent = 0
+        while Fraction(1, 2**reject_exponent) > tail:
+            reject_exponent += 1
+        count_threshold = math.floor(tail * 2**n) if n <= _core.lattice_counted_items else 0
+        return cls(float(tail), _STANDARD_NORMAL.inv_cdf(1 - float(tail)), reject_exponent, count_threshold)
 
 
 def _differences(x: Any, y: Any, func: str) -> np.ndarray:
@@ -282,19 +310,48 @@ def _multisets(arrays: Sequence[np.ndarray]) -> list:
     return [_multiset(a) for a in arrays]
 
 
-def _lower_bound(values: np.ndarray, counts: np.ndarray, tail: Fraction, d: Optional[np.ndarray]) -> float:
+def _counted_ends(d: np.ndarray, tail: Fraction, alternative: str) -> tuple[float, float]:
+    """The ends by bisection with meet-in-the-middle counts (at most REAL_MAX_EXACT items)."""
+    values, counts = _multiset(d)
+    # Work on d scaled by a power of two (exact) so that every subset sum stays finite and the
+    # result is invariant under rescaling the scores.
+    biggest = max(-float(values[0]), float(values[-1]))
+    scale = math.ldexp(1.0, math.frexp(biggest)[1]) if biggest > 0 else 1.0
+    ds = d.astype(np.float64) / scale
+    values = values / scale
+    low = -math.inf if alternative == "less" else _lower_bound(values, counts, tail, ds) * scale
+    high = math.inf if alternative == "greater" else -_lower_bound(-values[::-1], counts[::-1], tail, -ds) * scale
+    if bool(np.all(d == np.floor(d))):
+        low, high = (_snap_to_subset_mean(v, len(d), d) for v in (low, high))
+    return low, high
+
+
+def _multiset_ends(values: np.ndarray, counts: np.ndarray, tail: Fraction, alternative: str,
+                   lattice: bool) -> tuple[float, float]:
+    """The ends from the multiset of d, in the core (as batch_shift_bounds finds them): by the
+    lattice route, or by the Lugannani-Rice saddlepoint root in delta of log p(delta) = log tail
+    on (min d, mean d), found by the Illinois variant of regula falsi started from the normal
+    approximation, Newton's method for each shift's saddlepoint warm-started from the previous
+    one, and the search stopped once the secant puts the root within 1e-12 of the range of d."""
+    level = _ShiftLevel.of(tail, int(counts.sum()))
+    low = -math.inf if alternative == "less" else float(_core.shift_lower_end(values, counts, *level, lattice))
+    # 0 - x, not -x: an upper end of 0 reads 0.0, not -0.0 (as in the core's batch).
+    high = math.inf if alternative == "greater" else \
+        0.0 - float(_core.shift_lower_end(-values[::-1], counts[::-1], *level, lattice))
+    return low, high
+
+
+def _lower_bound(values: np.ndarray, counts: np.ndarray, tail: Fraction, d: np.ndarray) -> float:
     """The smallest shift not rejected by the one-sided ("greater") test at level `tail`:
-    p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta. With d
-    given the subsets are counted exactly, otherwise by the saddlepoint on the multiset."""
+    p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta, here
+    counted exactly by meet in the middle."""
     n = int(counts.sum())
     if _not_rejected(0, n, tail):
         return -math.inf  # only the empty subset lies below every shift, and that is enough
     # At delta = min(d), exactly the subsets of the minimal items have sum <= 0.
     if _not_rejected(int(counts[0]), n, tail):
         return float(values[0])
-    if d is not None:
-        return _exact_lower_bound(d, tail)
-    return _saddlepoint_lower_bound(values, counts, float(tail))
+    return _exact_lower_bound(d, tail)
 
 
 def _exact_lower_bound(d: np.ndarray, tail: Fraction) -> float:
@@ -327,15 +384,6 @@ def _exact_lower_bound(d: np.ndarray, tail: Fraction) -> float:
         else:
             lo = mid
     return hi
-
-
-def _saddlepoint_lower_bound(values: np.ndarray, counts: np.ndarray, tail: float) -> float:
-    """Root in delta of log p(delta) = log tail, p from the Lugannani-Rice saddlepoint, on
-    (min d, mean d), d given as its distinct values (ascending) and their counts: in the core,
-    by the Illinois variant of regula falsi started from the normal approximation, Newton's
-    method for each shift's saddlepoint warm-started from the previous one, and the search
-    stopped once the secant puts the root within 1e-12 of the range of d."""
-    return float(_core.saddlepoint_shift_bound(values, counts, tail, _STANDARD_NORMAL.inv_cdf(1 - tail)))
 
 
 # ---------------------------------------------------------------- paired bootstrap

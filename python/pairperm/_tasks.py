@@ -611,7 +611,7 @@ def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
         return [(math.nan, math.nan)] * len(pairs)
     ci_alt = _interval_alternative(task.metric, alternative)
     if task.int_rows is not None and task.int_rows.shape[1] > AUTO_EXACT_MAX:
-        # Every pair in one call of the core (the saddlepoint route of shift_interval).
+        # Every pair in one call of the core (shift_interval's lattice or saddlepoint route).
         n = task.int_rows.shape[1]
         bounds = batch_shift_bounds(task.int_rows, pairs, confidence_level, ci_alt, n_jobs)
         if units == "sum_difference":

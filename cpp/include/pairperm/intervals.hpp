@@ -26,19 +26,47 @@ std::pair<double, double> clopper_pearson(std::int64_t hits, std::int64_t n, dou
 // starts the search). Assumes the exact p at min d is below `tail` (else min d is the end).
 double saddlepoint_shift_bound(const double* values, const double* counts, std::size_t m, double tail, double z);
 
+// Subsets are counted group by group (the lattice route) while the product of (count + 1) over
+// all groups but the largest stays within this many count vectors per evaluation of p(delta).
+inline constexpr double lattice_budget = 2e4;
+
+// Up to this many items the lattice route counts subsets in uint64 and compares the count with
+// floor(tail 2^N) exactly; beyond, it sums probabilities in float64.
+inline constexpr std::int64_t lattice_counted_items = 63;
+
+// Whether the lattice route can find the ends of d (m distinct values ascending, their counts):
+// at least two values, all integers with N max|d| < 2^53 (every subset sum exact in float64),
+// max|d| N^2 / gcd(d) <= 2^58 (the bisection can separate subset means s / j, j <= N), and
+// a product of (count + 1) over all groups but the largest within lattice_budget.
+bool lattice_affordable(const double* values, const double* counts, std::size_t m);
+
+// One end's level: p(delta) is kept when it exceeds `tail` (z: the normal quantile of
+// 1 - tail; reject_exponent: the least j >= 0 with 2^-j <= tail; count_threshold:
+// floor(tail 2^N) when N <= lattice_counted_items, all computed exactly by the caller).
+struct ShiftLevel {
+    double tail;
+    double z;
+    std::int64_t reject_exponent;
+    std::uint64_t count_threshold;
+};
+
+// The smallest shift delta not rejected by the one-sided ("greater") sign-flip test of d - delta,
+// for d given as its m distinct values (ascending) and their counts: -inf when even 2^-N is above
+// the tail, min d when the p-value at min d is, else by the lattice route (lattice true; the
+// exact end, correctly rounded; NaN unless lattice_affordable) or by the saddlepoint on d scaled
+// by a power of two. The upper end is minus this of -d.
+double shift_lower_end(const double* values, const double* counts, std::size_t m, const ShiftLevel& level,
+                       bool lattice);
+
 // The inversion interval's mean-difference ends [low, high] for many pairs of rows of one
-// integer score matrix (row-major, n_systems x n), each exactly what the single-pair route
-// computes from the multiset of d = x - y, scaled by a power of two: -inf for the low end when
-// even 2^-n is above the tail, min d when the p-value at min d is, else the saddlepoint root
-// (and the same, mirrored, for the high end). The exact comparisons 2^(c - n) > tail are made
-// as n - c < reject_exponent, the least j >= 0 with 2^-j <= tail, which the caller computes
-// exactly. Ends not asked for (want_low / want_high false) are -inf / +inf. A pair whose
-// differences overflow int64 or reach 2^53 (where float64 subset means are no longer exact)
-// gets NaN ends. out: 2 * n_pairs doubles (low, high per pair). Threads as in the batch.
+// integer score matrix (row-major, n_systems x n), each exactly what shift_lower_end gives the
+// single-pair route from the multiset of d = x - y: by the lattice route when it is affordable,
+// else by the saddlepoint. Ends not asked for (want_low / want_high false) are -inf / +inf. A
+// pair whose differences overflow int64 or reach 2^53 (where float64 subset means are no longer
+// exact) gets NaN ends. out: 2 * n_pairs doubles (low, high per pair). Threads as in the batch.
 void batch_shift_bounds(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
-                        const std::int64_t* pairs, std::size_t n_pairs, double tail, double z,
-                        std::int64_t reject_exponent, bool want_low, bool want_high, unsigned n_threads,
-                        double* out);
+                        const std::int64_t* pairs, std::size_t n_pairs, const ShiftLevel& level, bool want_low,
+                        bool want_high, unsigned n_threads, double* out);
 
 // The k-th smallest (1-based) of the n (n + 1) / 2 Walsh averages (d_i + d_j) / 2, i <= j, of
 // ascending d: the Hodges-Lehmann estimate and the signed-rank test's interval ends. Beyond
