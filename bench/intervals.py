@@ -2,7 +2,8 @@
 
 At N = 10^4 (the papers' POS-tagging data, pairperm.datasets): one permutation-inversion
 interval (saddlepoint route) and one exact interval at N = 30 and 40, against one exact
-permutation_test; and the bootstrap intervals (percentile and BCa) of 30 systems and all 435
+permutation_test; the exact interval of 0/1 scores by value (the lattice route) at N = 60 to
+1000; and the bootstrap intervals (percentile and BCa) of 30 systems and all 435
 pairs from one shared set of resamples, against bootstrap_test of one pair. With --baseline REV,
 shift_interval as of that git revision is timed in the same run, next to the current one; and
 the exact permutation tests of 435 pairs of 30 systems are timed with and without
@@ -70,6 +71,14 @@ def main() -> None:
     for n in (30, 40):
         t = median_seconds(lambda n=n: pairperm.shift_interval(a[:n], b[:n], method="exact"), max(1, r // 3))
         print(f"shift_interval N={n} (exact):          {t:.3g}")
+    # Accuracy: two systems each wrong on ~20% of the items, apart on ~15%.
+    rng = np.random.default_rng(2)
+    for n in (60, 150, 1000):
+        truth = rng.random(n) < 0.8
+        x, y = (np.where(rng.random(n) < 0.1, ~truth, truth).astype(np.int64) for _ in range(2))
+        r_exact = pairperm.shift_interval(x, y)
+        t = median_seconds(lambda x=x, y=y: pairperm.shift_interval(x, y), r)
+        print(f"shift_interval N={n} 0/1 scores ({r_exact.method}, {int(np.sum(x != y))} items apart): {t:.3g}")
 
     rng = np.random.default_rng(1)
     systems = np.where(rng.random((30, N)) < np.linspace(0, 1, 30)[:, None], a, b)
