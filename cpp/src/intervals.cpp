@@ -341,23 +341,41 @@ public:
     // tail: the level p is compared with (probabilities only), which sets what is negligible.
     LatticeSearch(const Lattice& lat, double tail)
         : lat_(lat), v_(lat.v_last), c_(lat.c_last), unit_(std::int64_t{1} << lat.exponent) {
-        const std::vector<W> w = weights(c_);
+        // The largest group's weights where they can matter: by Hoeffding's bound each binomial
+        // tail beyond c / 2 +- sqrt(c log(4 / flat) / 2) weighs at most a quarter of the flat
+        // margin below, and is taken as nothing (for counts, every weight is kept).
+        std::int64_t k_lo = 0, k_hi = c_;
+        if constexpr (std::is_same_v<W, double>) {
+            const double reach = std::sqrt(static_cast<double>(c_) * std::log(4 / (tail * 0x1p-60)) / 2);
+            const double middle = static_cast<double>(c_) / 2;
+            k_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(middle - reach)));
+            k_hi = std::min<std::int64_t>(c_, static_cast<std::int64_t>(std::ceil(middle + reach)));
+        }
+        const std::vector<W> w = weights(c_, k_lo, k_hi);
         const auto c = static_cast<std::size_t>(c_);
+        const auto lo = static_cast<std::size_t>(k_lo), hi = static_cast<std::size_t>(k_hi);
         below_.assign(c + 2, W{});
         from_.assign(c + 2, W{});
         Sum up, down;
-        for (std::size_t k = 0; k <= c; ++k) {
-            up.add(w[k]);
+        for (std::size_t k = lo; k <= hi; ++k) {
+            up.add(w[k - lo]);
             below_[k + 1] = up.value();
-            down.add(w[c - k]);
-            from_[c - k] = down.value();
+            down.add(w[hi - (k - lo) - lo]);
+            from_[hi - (k - lo)] = down.value();
         }
+        std::fill(below_.begin() + static_cast<std::ptrdiff_t>(hi + 1), below_.end(), below_[hi + 1]);
+        std::fill(from_.begin(), from_.begin() + static_cast<std::ptrdiff_t>(lo), from_[lo]);
         if constexpr (std::is_same_v<W, double>) {
             // What a config keeps, or leaves, within `flat` of nothing, each read from the sum
             // that starts at its small end (a difference from the total would not resolve it).
             const double flat = tail * 0x1p-60;
             auto below = [&](std::int64_t k) { return below_[static_cast<std::size_t>(k)]; };
             auto from = [&](std::int64_t k) { return from_[static_cast<std::size_t>(k)]; };
+            // Outside k_lo..k_hi the tables are 0 (below, from) already.
+            low_[0] = k_lo;
+            high_[0] = k_hi + 1;
+            low_[1] = c_ - k_hi;
+            high_[1] = c_ + 1 - k_lo;
             while (low_[0] < c_ && below(low_[0] + 1) <= flat) ++low_[0];
             while (high_[0] > 0 && from(high_[0] - 1) <= flat) --high_[0];
             while (low_[1] < c_ && from(c_ - low_[1]) <= flat) ++low_[1];
@@ -452,6 +470,17 @@ private:
         std::int64_t s, j;
         W weight;
     };
+
+    // The weights of taking k = lo..hi of a group of c items (counts: all of them, lo = 0, hi = c).
+    static std::vector<W> weights(std::int64_t c, std::int64_t lo, std::int64_t hi) {
+        if constexpr (std::is_same_v<W, double>) {
+            return binomial_pmf(c, 0.5, lo, hi);
+        } else {
+            (void)lo;
+            (void)hi;
+            return weights(c);
+        }
+    }
 
     static std::vector<W> weights(std::int64_t c) {
         if constexpr (std::is_same_v<W, double>) {
