@@ -136,9 +136,10 @@ def test_binary_scores_are_told_apart_as_numpy_isin_does():
     cases = [np.array([], dtype=np.int64), np.array([True, False]), np.array([0, 1, 1], dtype=np.uint8),
              np.array([0, 1, 2]), np.array([-1, 0, 1]), np.array([0.0, 1.0, -0.0]), np.array([0.0, 0.5]),
              np.array([0.0, np.nan]), np.array([1.0, np.inf]), np.array([1 + 0j, 0j]), np.array([1j, 0j]),
-             np.array(["0", "1"]), np.array([0, 1], dtype=object)]
+             np.array([0, 1], dtype=object), np.array([0, 2], dtype=object)]
     for a in cases:
         assert is_binary(a) == bool(np.isin(a, (0, 1)).all()), a
+    assert not is_binary(np.array(["0", "1"]))  # text is not an outcome
     rng = np.random.default_rng(4)
     x, y = (rng.random(300) < 0.6).astype(float), (rng.random(300) < 0.5).astype(float)
     assert pairperm.compare(x, y).test == "mcnemar_test"

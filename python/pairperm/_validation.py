@@ -181,7 +181,9 @@ def is_binary(arr: np.ndarray) -> bool:
         return arr.size == 0 or bool(arr.min() >= 0 and arr.max() <= 1)
     if arr.dtype.kind in "fc":
         return bool(((arr == 0) | (arr == 1)).all())
-    return bool(np.isin(arr, (0, 1)).all())
+    if arr.dtype.kind == "O":
+        return bool(np.isin(arr, (0, 1)).all())
+    return False  # text, dates: not outcomes
 
 
 def _first(mask: np.ndarray) -> Any:
