@@ -75,8 +75,9 @@ def grouped_interval(d, confidence_level, alternative):
 def lattice_interval(d, confidence_level, alternative):
     """The ends by the lattice route, whatever N (shift_interval takes it only beyond 30 items)."""
     values, counts = _multiset(np.asarray(d, dtype=np.int64))
-    assert _core.lattice_affordable(values, counts)
-    return _multiset_ends(values, counts, tail_level(confidence_level, alternative), alternative, True)
+    tail = tail_level(confidence_level, alternative)
+    assert _core.lattice_affordable(values, counts, float(tail))
+    return _multiset_ends(values, counts, tail, alternative, True)
 
 
 def as_float(v):
@@ -247,8 +248,8 @@ def test_lattice_route_is_exactly_the_brute_force_one(n):
 @pytest.mark.parametrize("n", [14, 20, 45, 63, 64, 90, 160, 250])
 def test_lattice_route_is_exactly_the_grouped_count(n):
     """Against the subset means counted by value in exact integers: up to 63 items the route
-    counts subsets in integers, beyond it sums probabilities in float64 (level 0.5 one-sided
-    puts the end at the mean, where p passes 1/2 by 2^-N)."""
+    counts subsets in integers, beyond it sums probabilities in float64, and leaves levels that
+    are multiples of 2^-20 (which p can equal) to the saddlepoint."""
     rng = np.random.default_rng(300 + n)
     checked = 0
     while checked < 4:
@@ -261,6 +262,13 @@ def test_lattice_route_is_exactly_the_grouped_count(n):
         checked += 1
         for level in (0.5, 0.8, 0.95, 0.99):
             for alternative in ("two-sided", "greater", "less"):
+                tail = tail_level(level, alternative)
+                if n > _core.lattice_counted_items and (tail * 2**20).denominator == 1:
+                    # p may equal such a level exactly, which float64 sums cannot decide.
+                    assert not _core.lattice_affordable(v, c, float(tail))
+                    assert pairperm.shift_interval(d, confidence_level=level, alternative=alternative).method == \
+                        "saddlepoint"
+                    continue
                 assert lattice_interval(d, level, alternative) == grouped_interval(d, level, alternative), \
                     (dict(zip(v, c)), level, alternative)
 
@@ -304,7 +312,9 @@ def test_lattice_ends_are_exact_at_large_n(groups):
     while it does not just below q (closer than any other subset mean): the end exactly."""
     n = sum(groups.values())
     d = np.repeat(list(groups), list(groups.values()))
-    for level, alternative in ((0.95, "two-sided"), (0.99, "greater"), (0.5, "greater"), (0.9, "less")):
+    # A one-sided 0.5 level, which p can equal exactly, is the saddlepoint's beyond 63 items.
+    assert pairperm.shift_interval(d, confidence_level=0.5, alternative="greater").method == "saddlepoint"
+    for level, alternative in ((0.95, "two-sided"), (0.99, "greater"), (0.9, "less"), (0.8, "greater")):
         r = pairperm.shift_interval(d, confidence_level=level, alternative=alternative)
         assert r.method == "exact"
         threshold = tail_level(level, alternative) * 2**n
@@ -397,7 +407,7 @@ def test_many_distinct_values_keep_the_saddlepoint():
     rng = np.random.default_rng(5)
     d = rng.integers(-20, 21, 300)  # 41 values: far more count vectors than the budget
     values, counts = _multiset(d)
-    assert not _core.lattice_affordable(values, counts)
+    assert not _core.lattice_affordable(values, counts, 0.025)
     assert pairperm.shift_interval(d).method == "saddlepoint"
     with pytest.raises(pairperm.SupportTooLargeError, match="few distinct"):
         pairperm.shift_interval(d, method="exact")
@@ -682,3 +692,23 @@ def test_unsampled_bootstrap_of_an_accuracy_is_the_binomial_and_of_real_scores_t
     means = x[rng.integers(0, 300, (100_000, 300))].mean(axis=1)
     np.testing.assert_allclose(got, np.quantile(means, [0.025, 0.975]), atol=0.003 * (got[1] - got[0]) + 1e-3)
     assert bootstrap_mean_intervals([np.full(7, 2.5), np.full(3, -4)], 0.95).tolist() == [[2.5, 2.5], [-4, -4]]
+
+
+def test_levels_p_can_equal_are_not_left_to_float_sums():
+    """Beyond 63 items the lattice route sums probabilities in float64; at a level that is a
+    multiple of 2^-20 p(delta) equals the level over whole ranges of delta when few items lie
+    off the most frequent value, and such sums returned ends far from the exact ones, or raised."""
+    for d, level in (([1] * 2 + [0] * 198, 0.5), ([1] * 2 + [0] * 109, 0.5), ([1] * 4 + [0] * 996, 0.875),
+                     ([-1] + [1] * 2 + [0] * 61, 0.9375)):
+        for alternative in ("two-sided", "greater"):
+            r = pairperm.shift_interval(d, confidence_level=level, alternative=alternative)
+            assert r.method == "saddlepoint" and not math.isnan(r.mean_difference.low)
+    # Up to 63 items the subsets are counted in integers: those levels are exact there.
+    d = [1] * 2 + [0] * 40
+    r = pairperm.shift_interval(d, confidence_level=0.5)
+    assert r.method == "exact" and r.mean_difference == grouped_interval(d, 0.5, "two-sided")
+    # compare_systems' batch takes the same decision for every pair.
+    rows = np.zeros((3, 111), dtype=np.int64)
+    rows[0, :2] = 1
+    res = pairperm.compare_systems(rows, "accuracy", confidence_level=0.5, progress=False)
+    assert all(math.isfinite(r.ci_low) for r in res.rows)

@@ -32,13 +32,14 @@ void bind_intervals(py::module_& m) {
     m.attr("lattice_counted_items") = lattice_counted_items;
     m.def(
         "lattice_affordable",
-        [](const double_array& values, const double_array& counts) {
+        [](const double_array& values, const double_array& counts, double tail) {
             if (values.ndim() != 1 || counts.ndim() != 1 || values.shape(0) != counts.shape(0))
                 throw std::invalid_argument("values and counts must be 1-D arrays of the same length");
-            return lattice_affordable(values.data(), counts.data(), static_cast<std::size_t>(values.shape(0)));
+            return lattice_affordable(values.data(), counts.data(), static_cast<std::size_t>(values.shape(0)), tail);
         },
-        py::arg("values"), py::arg("counts"),
-        "Whether the lattice route finds the permutation-inversion ends of d (its distinct values and counts).");
+        py::arg("values"), py::arg("counts"), py::arg("tail"),
+        "Whether the lattice route finds the permutation-inversion ends of d (its distinct values and counts) at "
+        "the level `tail`.");
     m.def(
         "shift_lower_end",
         [](const double_array& values, const double_array& counts, double tail, double z, std::int64_t reject_exponent,

@@ -807,10 +807,6 @@ private:
 double lattice_lower_end(const Lattice& lat, const ShiftLevel& level, double guess) {
     const auto g = static_cast<double>(lat.g);
     const auto n = static_cast<double>(lat.n);
-    // A subset and its complement lie on opposite sides of the mean, so p = 1/2 - T / 2^(N+1) just
-    // below it and 1/2 + T / 2^(N+1) at it (T >= 2 subsets tie there): a margin float64 sums cannot
-    // resolve beyond 53 items. At tail 1/2 the end is the mean.
-    if (lat.n > lattice_counted_items && level.tail == 0.5) return static_cast<double>(lat.g * lat.total) / n;
     // The sign-flip standard deviation of the mean of d - guess, and the slope of p in delta at
     // the end by the normal approximation: they place the probes after the first.
     const double at = guess / g;
@@ -834,7 +830,15 @@ double lattice_lower_end(const Lattice& lat, const ShiftLevel& level, double gue
 
 }  // namespace
 
-bool lattice_affordable(const double* values, const double* counts, std::size_t m) {
+bool lattice_affordable(const double* values, const double* counts, std::size_t m, double tail) {
+    double n = 0;
+    for (std::size_t i = 0; i < m; ++i) n += counts[i];
+    // Beyond the counted items p(delta), a multiple of 2^-N, is a float64 sum, which cannot tell it
+    // from a level it equals: a tail that is a multiple of 2^-20 (1/2, 1/4, 3/8, ...) is met exactly
+    // over whole ranges of delta when few items lie off the most frequent value. The levels of
+    // other confidence levels (0.025, 0.05, 0.005 need ~55 bits in float64) are not.
+    const double scaled = std::ldexp(tail, 20);
+    if (n > static_cast<double>(lattice_counted_items) && scaled == std::floor(scaled)) return false;
     return build_lattice(values, counts, m, nullptr);
 }
 
@@ -984,7 +988,7 @@ void batch_shift_bounds(const std::int64_t* scores, std::size_t n_systems, std::
                 const double* v = ms.values.data();
                 const double* c = ms.counts.data();
                 const std::size_t m = ms.values.size();
-                const bool lattice = lattice_affordable(v, c, m);
+                const bool lattice = lattice_affordable(v, c, m, level.tail);
                 low = want_low ? shift_lower_end(v, c, m, level, lattice) : -inf;
                 if (want_high) {
                     mirrored_values.assign(ms.values.rbegin(), ms.values.rend());

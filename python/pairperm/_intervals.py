@@ -146,10 +146,9 @@ def shift_interval(
     integers and compares the count with ``alpha 2^N`` exactly. Beyond, it sums the subsets'
     probabilities (binomial probabilities, relative error ~1e-14) in float64 and compares that
     sum with the level: an end can differ from the exact one only where p(delta) comes within
-    that round-off of the level. Levels such as 0.95 do not; round ones can, by symmetry. At the
-    one-sided level 0.5 the end is the mean of d, where p passes 1/2 by 2^-N, and the route
-    takes it as such; a 50% or 75% two-sided interval of differences with two distinct values,
-    one of them held by a handful of items, may come out one subset mean off.
+    that round-off of the level. Levels such as 0.95 do not; round ones (1/2, 1/4, 1/8: a 50%,
+    75% or 87.5% interval) can equal p exactly, so beyond 63 items levels that are multiples of
+    2^-20 take the saddlepoint.
 
     Examples
     --------
@@ -188,7 +187,7 @@ def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str,
     else:
         # The lattice and saddlepoint routes need only the multiset of d, counted once for both ends.
         values, counts = _multiset(d)
-        lattice = method != "saddlepoint" and bool(_core.lattice_affordable(values, counts))
+        lattice = method != "saddlepoint" and bool(_core.lattice_affordable(values, counts, float(tail)))
         if method == "exact" and not lattice:
             raise SupportTooLargeError(
                 f"{func}: method='exact' is limited to N <= {REAL_MAX_EXACT} items (subsets counted by meet in the "

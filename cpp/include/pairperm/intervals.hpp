@@ -37,8 +37,10 @@ inline constexpr std::int64_t lattice_counted_items = 63;
 // Whether the lattice route can find the ends of d (m distinct values ascending, their counts):
 // at least two values, all integers with N max|d| < 2^53 (every subset sum exact in float64),
 // max|d| N^2 / gcd(d) <= 2^58 (the bisection can separate subset means s / j, j <= N), and
-// a product of (count + 1) over all groups but the largest within lattice_budget.
-bool lattice_affordable(const double* values, const double* counts, std::size_t m);
+// a product of (count + 1) over all groups but the largest within lattice_budget; beyond
+// lattice_counted_items, also a tail (the level p is compared with) that is not a multiple of
+// 2^-20, which p could equal exactly where float64 sums cannot tell the two apart.
+bool lattice_affordable(const double* values, const double* counts, std::size_t m, double tail);
 
 // One end's level: p(delta) is kept when it exceeds `tail` (z: the normal quantile of
 // 1 - tail; reject_exponent: the least j >= 0 with 2^-j <= tail; count_threshold:
