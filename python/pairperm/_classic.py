@@ -102,9 +102,12 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
         if not is_binary(arr):
             i = int(np.argmax((arr != 0) & (arr != 1)))
             raise ValueError(f"{func}: {name} must hold 0/1 (or bool) outcomes; got {arr[i]} at index {i}")
-    n_a, n_b = int(np.count_nonzero(a > b)), int(np.count_nonzero(a < b))
     # The exact test of the 0/1 scores is McNemar's: the same sign-flip law of the discordant entries.
     r = permutation_test(a, b, alternative=alternative)
+    # Its summary counts them: n_a - n_b is the statistic, n_a + n_b the entries that vary.
+    discordant = int(r._null.summary.n_varying)
+    n_a = (discordant + int(r.statistic)) // 2
+    n_b = discordant - n_a
     difference = (n_a - n_b) / len(a) if len(a) else math.nan  # no entries: no accuracy to compare
     # The law of n_a_only itself: each discordant entry counts 1 for A or 0, each with probability 1/2.
     null = NullRecipe.of_groups(0, ((1, n_a + n_b),) if n_a + n_b else (), "dp" if r.engine == "dp" else "auto")
