@@ -3,6 +3,7 @@ grouped engine's tilted tails far below the float64 range."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -18,6 +19,7 @@ from reference import (
     ALTERNATIVES,
     binomial_two_sided,
     brute_force_pvalue,
+    exact_counts,
     exact_pvalue,
     exact_pvalue_sparse,
     log_fraction,
@@ -308,6 +310,36 @@ def test_grouped_tail_with_groups_of_every_size_matches_exact_arithmetic(shift):
         p, log_p = _core.grouped_pvalue(s, alt)
         assert rel_err(p, exact) <= 1e-10
         assert abs(log_p - log_fraction(exact)) <= 1e-10 * max(1.0, abs(log_fraction(exact)))
+
+
+def test_grouped_tail_from_the_centre_to_1e_300_matches_exact_arithmetic():
+    # Counts falling off with the step, as tagging or matching errors do; the observed sum
+    # walks from the centre (p ~ 1) to p ~ 1e-360. Past p ~ 1e-2 the tilted tail's period
+    # starts at the observed value instead of straddling the tilted mean, and there it is
+    # about half as long; both placements are held to the documented accuracy.
+    counts = [600, 300, 150, 75, 40, 20, 10, 6, 4, 2, 1, 1, 1]
+    k = np.concatenate([np.full(c, step) for step, c in enumerate(counts, start=1)])
+    offset, n_at, n = exact_counts(k, -k)
+    at_least = list(itertools.accumulate(reversed(n_at)))[::-1] + [0]
+    signs = np.where(np.random.default_rng(3).random(k.size) < 0.5, 1, -1)
+    deepest = Fraction(1)
+    for shift in range(0, k.size + 1, 11):
+        signs[:shift] = 1
+        stay = signs * k
+        s = _core.summarize(stay, -stay)
+        t = int(stay.sum())
+        # S is symmetric about 0 here: P[S <= -t] = P[S >= t].
+        upper = Fraction(at_least[t - offset], 2**n)
+        mirrored = Fraction(at_least[-t - offset], 2**n) if -t - offset >= 0 else Fraction(1)
+        refs = {"greater": upper, "less": Fraction(1) - upper + Fraction(n_at[t - offset], 2**n),
+                "two-sided": min(Fraction(1), 2 * (upper if t >= 0 else mirrored))}
+        for alt, exact in refs.items():
+            p, log_p = _core.grouped_pvalue(s, alt)
+            if exact >= Fraction(1, 10**300):
+                assert rel_err(p, exact) <= 1e-12, (shift, alt)
+            assert abs(log_p - log_fraction(exact)) <= 1e-12 * max(1.0, abs(log_fraction(exact))), (shift, alt)
+        deepest = min(deepest, upper)
+    assert deepest < Fraction(1, 10**300)
 
 
 def _binomial_upper_tail(n: int, b: int) -> Fraction:

@@ -93,38 +93,54 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
     const auto sd = static_cast<double>(s);
     const detail::Tilt tilt = detail::tilt_for_mean(law, sd);
     const double theta = tilt.theta, center = tilt.mean;
-    // sum_{x >= s} e^{-theta (x - s)} f_theta(x) over a window about the tilted mean, from the
-    // few frequencies of its spectrum that matter; the window's own width is the period (no
-    // FFT-friendly size is needed, and a shorter period has fewer frequencies to sum). The
-    // tilted mass outside the window (at most eps, Hoeffding) aliases into it, where every
-    // weight is at most 1: an absolute error of at most eps in the sum. A window cut at
-    // 1e-20 is 0.7x as wide as one at 1e-40 and suffices when the sum is above 1e-4 (its
-    // terms near s are ~ 1 / sd of the tilted law); otherwise the 1e-40 window is used.
+    // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2) = sum c (a / 2 + log cosh(a / 2)),
+    // a = theta k', and the log of the tilt undone at s, summed together: the result is a
+    // small difference of large terms.
+    detail::CompensatedSum log_tilt;
+    for (const Group& g : law.groups) {
+        const double half_a = 0.5 * (theta * static_cast<double>(g.k)), c = static_cast<double>(g.count);
+        log_tilt.add_product(c, half_a);
+        log_tilt.add_product(c, detail::log_cosh(half_a));
+    }
+    log_tilt.add_product(-theta, sd);
+    // log E_theta[e^{-theta (S' - s)}] = theta s - log E[e^{theta S'}] >= 0: how much the
+    // weights e^{-theta (x - s)} can make of the tilted mass below s.
+    const double below_weight = -log_tilt.value();
+    // sum_{x >= s} e^{-theta (x - s)} f_theta(x) from the few frequencies of the spectrum of
+    // f_theta wrapped onto a period M that matter: no FFT-friendly size is needed, and a
+    // shorter period has fewer frequencies to sum. Two placements, the shorter one wins:
+    // - about the tilted mean, of half-width t (Hoeffding): the tilted mass outside (at most
+    //   eps) aliases in, where every weight is at most 1;
+    // - from s up: mass above the top (within eps / 2 by Hoeffding) aliases in with weights
+    //   at most 1, and mass at x < s lands on x + m M >= s, its weight e^{-theta (x - s)} times
+    //   e^{-theta m M}: all of it at most e^{below_weight - theta M} <= eps / 2. Far in the tail
+    //   (large theta) this period is about half the other's.
+    // Either way the sum is off by at most eps. A window cut at 1e-20 is 0.7x as wide as one
+    // at 1e-40 and suffices when the sum is above 1e-4 (its terms near s are ~ 1 / sd of the
+    // tilted law); otherwise the 1e-40 window is used.
     double acc = 0.0;
     for (const double log_eps : {detail::log_tilted_window_eps / 2, detail::log_tilted_window_eps}) {
         const double t = detail::hoeffding_halfwidth(law.variance_range, log_eps);
         const auto w_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(center - t)));
         const auto w_hi = std::min<std::int64_t>(law.top, static_cast<std::int64_t>(std::ceil(center + t)));
-        const std::int64_t first = std::max(s, w_lo);
-        acc = first > w_hi ? 0.0
-                           : detail::tilted_window_tail(law, theta, w_lo, static_cast<std::size_t>(w_hi - w_lo + 1),
-                                                        static_cast<std::size_t>(first - w_lo),
-                                                        static_cast<std::size_t>(w_hi - w_lo), s);
+        const double from_s = std::max(static_cast<double>(w_hi - s + 1),
+                                       std::ceil((below_weight - log_eps + std::log(2.0)) / theta));
+        if (s > w_hi) {
+            acc = 0.0;
+        } else if (from_s < static_cast<double>(w_hi - w_lo + 1)) {
+            const auto M = static_cast<std::size_t>(from_s);
+            acc = detail::tilted_window_tail(law, theta, s, M, 0, M - 1, s);
+        } else {
+            const std::int64_t first = std::max(s, w_lo);
+            acc = detail::tilted_window_tail(law, theta, w_lo, static_cast<std::size_t>(w_hi - w_lo + 1),
+                                             static_cast<std::size_t>(first - w_lo),
+                                             static_cast<std::size_t>(w_hi - w_lo), s);
+        }
         if (acc * 1e-16 >= std::exp(log_eps)) break;
     }
-    // log E[e^{theta S'}] = sum c log((1 + e^{theta k'}) / 2) = sum c (a / 2 + log cosh(a / 2)),
-    // a = theta k', and the log of the tilt undone at s, summed together: the result is a
-    // small difference of large terms.
-    detail::CompensatedSum log_p;
-    for (const Group& g : law.groups) {
-        const double half_a = 0.5 * (theta * static_cast<double>(g.k)), c = static_cast<double>(g.count);
-        log_p.add_product(c, half_a);
-        log_p.add_product(c, detail::log_cosh(half_a));
-    }
     if (!(acc > 0)) return -INFINITY;
-    log_p.add_product(-theta, sd);
-    log_p.add(std::log(acc));
-    return log_p.value();
+    log_tilt.add(std::log(acc));
+    return log_tilt.value();
 }
 
 double log_upper_tail_any(const detail::ReducedLaw& law, std::int64_t s);
