@@ -14,19 +14,24 @@ void bind_batch(py::module_& m) {
             const Alternative alt = parse_alternative(alternative);
             const Method how = parse_method(method);
             const std::int64_t *a = x.data(), *b = y.data();
-            // Reads the buffers only; the summary is ours until returned.
-            auto [summary, r] = without_gil([&] {
-                EffectSummary s = summarize_paired(a, b, n);
-                const PairPValue pv = paired_sum_pvalue(a, b, n, s, alt, how, limits);
-                return std::make_pair(std::move(s), pv);
+            py::array_t<std::int8_t> differences(static_cast<py::ssize_t>(n));
+            std::int8_t* d = differences.mutable_data();
+            // Reads the two buffers and writes `differences`, which nobody else sees yet; the
+            // summary is ours until returned.
+            EffectSummary summary;
+            auto [r, bytes] = without_gil([&] {
+                const bool fit = summarize_paired(a, b, n, summary, d);
+                return std::make_pair(paired_sum_pvalue(a, b, n, summary, alt, how, limits), fit);
             });
             return py::make_tuple(std::move(summary), r.status == 0 ? py::object(py::float_(r.pvalue)) : py::none(),
-                                  r.log_pvalue, engine_name(r.engine));
+                                  r.log_pvalue, engine_name(r.engine),
+                                  bytes ? py::object(std::move(differences)) : py::none());
         },
         py::arg("x"), py::arg("y"), py::arg("alternative"), py::arg("method"), py::arg("limits"),
-        "(summary, pvalue, log_pvalue, engine) of the paired-permutation test of sum(x) - sum(y), the "
-        "summary made in the same call; pvalue is None where the planner's engine is not the trivial p = 1, the "
-        "DP or the grouped tail, or declined (the caller's general route then runs it).");
+        "(summary, pvalue, log_pvalue, engine, differences) of the paired-permutation test of sum(x) - sum(y), "
+        "the summary made in the same call; pvalue is None where the planner's engine is not the trivial p = 1, "
+        "the DP or the grouped tail, or declined (the caller's general route then runs it). differences: x - y "
+        "as int8, written in the summary's pass, or None where some |x - y| >= 128.");
     m.def(
         "batch_grouped_pvalues",
         [](const int_array& scores, const int_array& pairs, const std::string& alternative, unsigned n_threads,

@@ -264,8 +264,11 @@ void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed,
 // and the caller reads the input again the general way.
 // Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
 // (~1.4x per entry), and every x86-64 keeps the baseline build.
-PAIRPERM_CLONES
-bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s) {
+// With Store, each x - y is also written to `differences` as a byte (valid where the OR of
+// the |x - y| in `seen_all` stays below 128).
+template <bool Store>
+PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::size_t n,
+                                             EffectSummary& s, std::int8_t* differences, std::uint32_t& seen_all) {
     // 2^30 * n stays below max_abs_sum, so no int64 sum below can wrap.
     if (n >= (std::size_t{1} << 30)) return false;
     std::array<std::uint8_t, byte_block> diff;
@@ -290,9 +293,11 @@ bool summarize_paired_narrow(const std::int64_t* x, const std::int64_t* y, std::
             const auto a = static_cast<std::uint32_t>((d ^ sign) - sign);
             seen |= a;
             diff[j] = static_cast<std::uint8_t>(a);
+            if constexpr (Store) differences[start + j] = static_cast<std::int8_t>(d);
         }
         // Every value in [-2^29, 2^29): each x - y was formed exactly, |x - y| < 2^30.
         if ((range >> 30) != 0 || seen >= byte_values) return false;
+        seen_all |= seen;
         observed += static_cast<std::int64_t>(block_sum);
         count_bytes(diff.data(), m, seen, counts.data());
     }
@@ -338,12 +343,9 @@ EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y,
     return s;
 }
 
-EffectSummary summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n) {
-    EffectSummary narrow;
-    if (summarize_paired_narrow(x, y, n, narrow)) {
-        finish(narrow);
-        return narrow;
-    }
+namespace {
+
+EffectSummary summarize_paired_wide(const std::int64_t* x, const std::int64_t* y, std::size_t n) {
     const std::int64_t mx = max_abs(x, n), my = max_abs(y, n);
     // |stay| = |swap| = |x - y| <= mx + my, and k = 2 |x - y|.
     return dispatch(
@@ -356,6 +358,29 @@ EffectSummary summarize_paired(const std::int64_t* x, const std::int64_t* y, std
             a = x[i] - y[i];
             b = -a;
         });
+}
+
+}  // namespace
+
+EffectSummary summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n) {
+    EffectSummary narrow;
+    std::uint32_t seen = 0;
+    if (summarize_paired_narrow<false>(x, y, n, narrow, nullptr, seen)) {
+        finish(narrow);
+        return narrow;
+    }
+    return summarize_paired_wide(x, y, n);
+}
+
+bool summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s,
+                      std::int8_t* differences) {
+    std::uint32_t seen = 0;
+    if (summarize_paired_narrow<true>(x, y, n, s, differences, seen)) {
+        finish(s);
+        return seen < 128;
+    }
+    s = summarize_paired_wide(x, y, n);
+    return false;
 }
 
 }  // namespace pairperm

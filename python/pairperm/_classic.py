@@ -8,13 +8,14 @@ with ties, so the exact null needs no normal approximation at any N.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Literal, Optional
 
 import numpy as np
 
 from . import _core, _runner
-from ._difference import OrderEffect, ShiftEffect
+from ._difference import OrderEffect
 from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError
 from ._permutation import permutation_test
@@ -112,7 +113,7 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
     # The law of n_a_only itself: each discordant entry counts 1 for A or 0, each with probability 1/2.
     null = NullRecipe.of_groups(0, ((1, n_a + n_b),) if n_a + n_b else (), "dp" if r.engine == "dp" else "auto")
     return McNemarResult(n_a, r.pvalue, r.log_pvalue, alternative, n_a, n_b, r.engine, difference,
-                         ShiftEffect.of_scores(a, b, "mean"), null)
+                         dataclasses.replace(r._effect, per="mean"), null)
 
 
 def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",

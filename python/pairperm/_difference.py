@@ -71,24 +71,21 @@ def tail_level(confidence_level: float, alternative: str) -> Fraction:
 
 
 class _Differences:
-    """Per-item differences d = x - y, kept as given (no sort while the test runs) and pickled
+    """Per-item differences d = x - y, the result's own (never a view of the caller's scores,
+    which may change after the test), kept as given (no sort while the test runs) and pickled
     as their multiset: the distinct values and their counts where values repeat (0/1 scores
-    pickle three numbers), the values alone otherwise. Given as the scores (x, y), d is only
-    formed when an interval asks for it: the test itself never reads the inputs that way."""
+    pickle three numbers), the values alone otherwise. The integer test's core writes them as
+    bytes in its summary pass; they read as int64, so that no sum over them can wrap."""
 
-    __slots__ = ("_d", "_scores")
+    __slots__ = ("_d",)
 
-    def __init__(self, d: Optional[np.ndarray] = None, scores: Optional[tuple[np.ndarray, np.ndarray]] = None) -> None:
+    def __init__(self, d: np.ndarray) -> None:
         self._d = d
-        self._scores = scores
 
     @property
     def d(self) -> np.ndarray:
-        if self._d is None:
-            assert self._scores is not None
-            x, y = self._scores
-            self._d = x - y  # within int64: the test's summary checked the sums of |x| + |y|
-            self._scores = None
+        if self._d.dtype == np.int8:
+            self._d = self._d.astype(np.int64)
         return self._d
 
     def __getstate__(self) -> dict:
@@ -100,7 +97,6 @@ class _Differences:
     def __setstate__(self, state: dict) -> None:
         counts = state.get("counts")
         self._d = state["values"] if counts is None else np.repeat(state["values"], counts)
-        self._scores = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,13 +112,8 @@ class ShiftEffect:
 
     @classmethod
     def of(cls, d: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
-        return cls(_Differences(d), per, 0 if n_items == len(d) else n_items)
-
-    @classmethod
-    def of_scores(cls, x: np.ndarray, y: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
-        """The effect of d = x - y, formed only when an interval needs it."""
-        return frozen_instance(cls, differences=_Differences(scores=(x, y)), per=per,
-                               n_items=0 if n_items == len(x) else n_items)
+        # On the integer test's hot path: made without the dataclass's __init__.
+        return frozen_instance(cls, differences=_Differences(d), per=per, n_items=0 if n_items == len(d) else n_items)
 
     def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""
@@ -252,6 +243,12 @@ class BootstrapEffect:
     seed: int
     beta: float = 1.0
     zero_division: float = 0.0
+
+    def __post_init__(self) -> None:
+        # The statistics read may be the caller's arrays, which may change once the test has
+        # returned: the interval resamples copies.
+        object.__setattr__(self, "stats_a", np.array(self.stats_a))
+        object.__setattr__(self, "stats_b", np.array(self.stats_b))
 
     def interval(self, confidence_level: Any, alternative: str, method: str = "percentile",
                  n_resamples: int = N_RESAMPLES, **options: Any) -> ConfidenceInterval:

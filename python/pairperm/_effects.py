@@ -27,8 +27,8 @@ __all__ = ["LocalEffects", "NullRecipe"]
 class LocalEffects:
     """int64 local effects of shape (N,) or (N, m), and their summary from the core.
 
-    Built from paired scores (`paired`: stay = x - y, swap = y - x, never materialised
-    unless an engine needs the arrays) or from explicit stay/swap (`from_arrays`).
+    Built from paired scores (`paired`: stay = x - y, swap = y - x, materialised only when
+    an engine or an interval's record needs them) or from explicit stay/swap (`from_arrays`).
     """
 
     summary: Any  # _core.EffectSummary (1-D), _core.MultiSummary (m-D); None for real-valued effects
@@ -93,11 +93,9 @@ class LocalEffects:
         return cls.from_arrays(stay_a, swap_a, func, names)
 
     def shift_effect(self, per: str, n_items: int = 0) -> Any:
-        """The inversion-interval record of the differences stay = x - y, which for paired
-        scores is formed only if an interval is asked for."""
-        if self._paired and "stay" not in self.__dict__:
-            return ShiftEffect.of_scores(self._x, self._y, per, n_items)
-        return ShiftEffect.of(self.stay, per, n_items)
+        """The inversion-interval record of the differences stay = x - y, a copy: the arrays
+        read may be the caller's, who may change them once the test has returned."""
+        return ShiftEffect.of(self.stay if self._paired else self._x.copy(), per, n_items)
 
     @cached_property
     def stay(self) -> np.ndarray:

@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ._difference import ShiftEffect, with_effect
+from ._difference import with_effect
 from ._results import MonteCarloTestResult
 from ._runner import monte_carlo_options, run
 from ._structured import read_effects_and_statistic
@@ -148,5 +148,5 @@ def monte_carlo_test(
             result_type=MonteCarloTestResult)
     if statistic is None and effects.one_d and np.array_equal(effects.swap, -effects.stay):
         # Sign-flip effects x - y, y - x: S is sum(x) - sum(y), a difference of two systems' sums.
-        return with_effect(r, r.statistic, ShiftEffect.of(effects.stay, "sum"))
+        return with_effect(r, r.statistic, effects.shift_effect("sum"))
     return r

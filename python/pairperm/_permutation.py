@@ -125,7 +125,7 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
     func = "permutation_test"
     check_alternative(alternative, func)
     try:
-        summary, p, log_p, engine = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS)
+        summary, p, log_p, engine, d = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS)
     except ValueError:
         return None
     if p is None:
@@ -134,7 +134,8 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
     statistic = int(summary.observed)
     r = exact_result(PermutationTestResult, statistic, p, log_p, method, alternative, RESULT_ENGINE[engine], False,
                      summary, True)
-    return with_effect(r, statistic, ShiftEffect.of_scores(x, y, "sum"))
+    # The differences are the result's own: the caller may change x and y after this returns.
+    return with_effect(r, statistic, ShiftEffect.of(x - y if d is None else d, "sum"))
 
 
 def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamples: Any, rng: Any,

@@ -35,6 +35,12 @@ EffectSummary summarize(const std::int64_t* stay, const std::int64_t* swap, std:
 // The common case stay = x - y, swap = y - x without materialising d.
 EffectSummary summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n);
 
+// The same summary into `s`, and each x - y into `differences` (n bytes) in the same pass:
+// an interval's multiset without a second read of the scores, which the caller may change
+// once this returns. False when some |x - y| >= 128 (the bytes are then unspecified).
+bool summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s,
+                      std::int8_t* differences);
+
 // The same summary for scores that fit in int8, given with their sums: a batch of many pairs
 // narrows each system once and then reads an eighth of the memory per pair.
 EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y, std::size_t n, std::int64_t sum_x,
