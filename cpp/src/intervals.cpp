@@ -351,26 +351,24 @@ public:
             k_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(middle - reach)));
             k_hi = std::min<std::int64_t>(c_, static_cast<std::int64_t>(std::ceil(middle + reach)));
         }
+        // Only the window is tabled: at N = 10^7 the whole group's tables would take 160 MB.
+        k_lo_ = k_lo;
+        k_hi_ = k_hi;
         const std::vector<W> w = weights(c_, k_lo, k_hi);
-        const auto c = static_cast<std::size_t>(c_);
-        const auto lo = static_cast<std::size_t>(k_lo), hi = static_cast<std::size_t>(k_hi);
-        below_.assign(c + 2, W{});
-        from_.assign(c + 2, W{});
+        const std::size_t width = w.size();
+        below_.assign(width + 1, W{});
+        from_.assign(width, W{});
         Sum up, down;
-        for (std::size_t k = lo; k <= hi; ++k) {
-            up.add(w[k - lo]);
-            below_[k + 1] = up.value();
-            down.add(w[hi - (k - lo) - lo]);
-            from_[hi - (k - lo)] = down.value();
+        for (std::size_t t = 0; t < width; ++t) {
+            up.add(w[t]);
+            below_[t + 1] = up.value();
+            down.add(w[width - 1 - t]);
+            from_[width - 1 - t] = down.value();
         }
-        std::fill(below_.begin() + static_cast<std::ptrdiff_t>(hi + 1), below_.end(), below_[hi + 1]);
-        std::fill(from_.begin(), from_.begin() + static_cast<std::ptrdiff_t>(lo), from_[lo]);
         if constexpr (std::is_same_v<W, double>) {
             // What a config keeps, or leaves, within `flat` of nothing, each read from the sum
             // that starts at its small end (a difference from the total would not resolve it).
             const double flat = tail * 0x1p-60;
-            auto below = [&](std::int64_t k) { return below_[static_cast<std::size_t>(k)]; };
-            auto from = [&](std::int64_t k) { return from_[static_cast<std::size_t>(k)]; };
             // Outside k_lo..k_hi the tables are 0 (below, from) already.
             low_[0] = k_lo;
             high_[0] = k_hi + 1;
@@ -574,7 +572,7 @@ private:
     // The weight of the config keeping its first r subsets.
     W term(const Config& config, std::int64_t r) const {
         return config.weight *
-               (config.sign < 0 ? from_[static_cast<std::size_t>(c_ + 1 - r)] : below_[static_cast<std::size_t>(r)]);
+               (config.sign < 0 ? from(c_ + 1 - r) : below(r));
     }
 
     // A row's configs in the order of the weight they keep at `at`, which moves monotonically with
@@ -637,7 +635,7 @@ private:
     bool sweep(std::int64_t at, Kept kept) {
         const Shift s = shift(at);
         const int dir = direction(at);
-        const W full = below_[static_cast<std::size_t>(c_ + 1)];
+        const W full = below(c_ + 1);
         Sum sum;
         std::int64_t low_run = 0, high_run = 0;
         for (const Row& row : rows_) {
@@ -665,7 +663,7 @@ private:
     void list_bracket() {
         const Shift at_lo = shift(lo_), at_hi = shift(hi_);
         const int dir_lo = direction(lo_), dir_hi = direction(hi_);
-        const W full = below_[static_cast<std::size_t>(c_ + 1)];
+        const W full = below(c_ + 1);
         active_.clear();
         std::size_t listed = 0;
         std::int64_t low_run = 0, high_run = 0;
@@ -778,7 +776,18 @@ private:
     const Lattice& lat_;
     const std::int64_t v_, c_;      // the largest group
     const std::int64_t unit_;       // 2^e
-    std::vector<W> below_, from_;   // below_[k]: its weight of fewer than k items; from_[k]: of k or more
+    // Its weight of fewer than k items, and of k or more, tabled over k_lo_..k_hi_ only: the
+    // weight beyond (out of Hoeffding's reach) is taken as none.
+    std::int64_t k_lo_ = 0, k_hi_ = 0;
+    std::vector<W> below_, from_;
+    W below(std::int64_t k) const {
+        if (k <= k_lo_) return W{};
+        return below_[static_cast<std::size_t>(std::min(k, k_hi_ + 1) - k_lo_)];
+    }
+    W from(std::int64_t k) const {
+        if (k > k_hi_) return W{};
+        return from_[static_cast<std::size_t>(std::max(k, k_lo_) - k_lo_)];
+    }
     // Per order (prefix, suffix): r up to low_ keep a weight within tail 2^-60 of 0, r from high_
     // on one within it of the total (for counts: exactly 0 and all).
     std::int64_t low_[2] = {0, 0}, high_[2] = {c_ + 1, c_ + 1};
