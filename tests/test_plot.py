@@ -138,6 +138,7 @@ def test_mcnemar_result_draws_the_binomial_law_of_its_statistic(n):
             np.testing.assert_allclose(d.pmf, exact, rtol=0, atol=1e-15)
         ax = r.plot()
         assert observed_line_x(ax) == r.statistic == r.n_a_only
+        assert f"observed n_a_only = {r.n_a_only}" in legend_texts(ax) and ax.get_xlabel().startswith("n_a_only")
         assert legend_p(ax) == pytest.approx(r.pvalue, rel=1e-3)
         # compare() on 0/1 scores returns this result: it draws the same.
         assert pairperm.compare(x, y, "accuracy", alternative=alternative).result.null_distribution.pmf.tolist() == \

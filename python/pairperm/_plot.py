@@ -79,7 +79,8 @@ def _observed_value(observed: Any, func: str):
 
 
 def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: str,
-          pvalue: Optional[float] = None, log_pvalue: Optional[float] = None):
+          pvalue: Optional[float] = None, log_pvalue: Optional[float] = None,
+          drawn_as: tuple[str, str] = ("S", "S (summed local effects)")):
     _check_alternative(alternative, func)
     pmf = np.asarray(getattr(dist, "pmf", None) if dist is not None else None)
     if dist is None or pmf.ndim != 1:
@@ -129,12 +130,12 @@ def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: 
             label = None  # one legend entry for both tails
         if label is not None:  # the region holds no drawn value: keep the p-value in the legend
             ax.plot([], [], color="C3", alpha=0.3, linewidth=8, label=label)
-        ax.axvline(observed, color="k", linestyle="--", linewidth=1.2, label=f"observed S = {observed}")
+        ax.axvline(observed, color="k", linestyle="--", linewidth=1.2, label=f"observed {drawn_as[0]} = {observed}")
         ax.legend(loc="best", fontsize="small")
 
     ax.set_xlim(lo_edge - width / 2, hi_edge + width / 2)
-    ax.set_xlabel("S (summed local effects)")
-    ax.set_ylabel("P[S = s] under the null")
+    ax.set_xlabel(drawn_as[1])
+    ax.set_ylabel(f"P[{drawn_as[0]} = s] under the null")
     if log:
         ax.set_yscale("log")
     return ax
@@ -247,7 +248,8 @@ def plot_result(result: Any, ax: Any = None, log: bool = False):
             "result.null_distribution with plot_distribution instead"
         )
     return _draw(dist, ax, int(statistic), result.alternative, log, func,
-                 pvalue=float(result.pvalue), log_pvalue=float(getattr(result, "log_pvalue", math.nan)))
+                 pvalue=float(result.pvalue), log_pvalue=float(getattr(result, "log_pvalue", math.nan)),
+                 drawn_as=result._drawn_as)
 
 
 # Up to this many systems each cell of a p-value matrix carries its value as text; beyond it

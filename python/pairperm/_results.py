@@ -155,6 +155,8 @@ class _WithNull:
     on first access and never pickled (results stay light on the wire), and draws it."""
 
     _null: Any
+    # What the statistic counts, for plots: its symbol and the axis label.
+    _drawn_as = ("S", "S (summed local effects)")
 
     @property
     def null_distribution(self) -> Any:
@@ -309,6 +311,8 @@ class McNemarResult(_WithNull, _Result):
     >>> print(r.n_a_only, r.n_b_only, f"{r.pvalue:.6g}", r.difference)
     2 1 1 0.2
     """
+
+    _drawn_as = ("n_a_only", "n_a_only (discordant entries that A gets right)")
 
     statistic: int
     pvalue: float
