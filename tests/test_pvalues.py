@@ -342,6 +342,21 @@ def test_grouped_tail_from_the_centre_to_1e_300_matches_exact_arithmetic():
     assert deepest < Fraction(1, 10**300)
 
 
+def test_up_to_53_varying_entries_the_pvalue_is_the_exact_fraction():
+    # Few distinct differences among few entries: the p-value is the count of patterns over
+    # 2^n itself, not within a few ulp of it (a tail of exactly 1/2 read 0.5000000000000003).
+    x, y = [1] * 14 + [0] * 21, [0] * 14 + [1] * 13 + [0] * 8
+    assert pairperm.permutation_test(x, y, alternative="greater").pvalue == 0.5
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        n = int(rng.integers(1, 54))
+        d = rng.integers(0, 4, n) * int(rng.integers(1, 5)) * np.where(rng.random(n) < rng.random(), 1, -1)
+        zeros = np.zeros(n, dtype=np.int64)
+        for alt in ALTERNATIVES:
+            r = pairperm.permutation_test(d, zeros, alternative=alt)
+            assert Fraction(r.pvalue) == exact_pvalue(d, zeros, alt), (d.tolist(), alt)
+
+
 def _binomial_upper_tail(n: int, b: int) -> Fraction:
     """P[Bin(n, 1/2) >= b] in exact integers, summed until the terms are below 1e-30 of the sum."""
     c, s, k = math.comb(n, b), 0, b
