@@ -28,6 +28,12 @@ def one_pass(*arrays: np.ndarray):
     return lambda: [a.sum() for a in arrays]
 
 
+def repeats_within(fn, budget: float = 0.3) -> int:
+    """Calls that fit in about `budget` seconds, from 5 to 1001: a call of microseconds gets
+    hundreds, so that its median is the steady state and not the first calls' warm-up."""
+    return int(min(1001, max(5, budget / median_seconds(fn, 3))))
+
+
 def cases(quick: bool):
     rng = np.random.default_rng(0)
     sizes = (10_000, 1_000_000) if quick else (10_000, 1_000_000, 10_000_000)
@@ -74,9 +80,8 @@ def main() -> None:
     for case in cases(args.quick):
         name, call, arrays = case[:3]
         per = case[3] if len(case) > 3 else 1
-        repeats = 5 if arrays[0].size >= 10_000_000 else 15
-        t_call = median_seconds(call, repeats) / per
-        t_pass = median_seconds(one_pass(*arrays), repeats)
+        t_call = median_seconds(call, repeats_within(call)) / per
+        t_pass = median_seconds(one_pass(*arrays), repeats_within(one_pass(*arrays)))
         rows.append((name, t_call, t_pass))
     if args.markdown:
         print("| path | time | one pass | multiple |\n|---|---:|---:|---:|")
