@@ -90,7 +90,7 @@ def test_asked_methods_plan_their_own_engine():
 def test_the_limits_are_the_cores_and_decide():
     defaults = _core.PlanLimits()
     for name in ("dp_budget", "dp_limit", "max_listed_entries", "small_dp_cost", "small_dp_entries",
-                 "exact_auto_work", "band_max_work"):
+                 "exact_dp_cost", "exact_auto_work", "band_max_work"):
         assert getattr(_runner.LIMITS, name) == getattr(defaults, name)
     assert _runner.FFT_NOISE_FLOOR == _core.fft_noise_floor == 1e-10
     x, y, *_ = _cases()["small, many distinct differences"]
@@ -106,6 +106,23 @@ def test_the_limits_are_the_cores_and_decide():
         # The batch plans with the same limits as the single-pair route.
         res = pairperm.compare_systems({"x": x, "y": y}, "sum")
         assert (res.rows[0].engine, res.rows[0].pvalue) == ("grouped", r.pvalue)
+    finally:
+        _runner.LIMITS = defaults
+
+
+def test_few_entries_take_the_exact_dp_while_it_is_cheap():
+    # 27 entries in one group: the grouped tail read p = 1/2 as 0.5000000000000003.
+    x, y = np.array([1] * 14 + [0] * 21), np.array([0] * 14 + [1] * 13 + [0] * 8)
+    assert _plan(x, y).engine == "dp"
+    # The same few entries in units of 17,700: the DP would cost ~10^8 multiply-adds (50 ms)
+    # where the grouped tail takes microseconds.
+    assert _plan(x * 17_700, y * 17_700).engine == "grouped_tail"
+    defaults = _runner.LIMITS
+    no_exact_dp = _core.PlanLimits()
+    no_exact_dp.exact_dp_cost = 0
+    try:
+        _runner.LIMITS = no_exact_dp
+        assert _plan(x, y).engine == "grouped_tail"
     finally:
         _runner.LIMITS = defaults
 

@@ -26,6 +26,7 @@ void bind_plan(py::module_& m) {
         .def_readwrite("max_listed_entries", &PlanLimits::max_listed_entries)
         .def_readwrite("small_dp_cost", &PlanLimits::small_dp_cost)
         .def_readwrite("small_dp_entries", &PlanLimits::small_dp_entries)
+        .def_readwrite("exact_dp_cost", &PlanLimits::exact_dp_cost)
         .def_readwrite("exact_auto_work", &PlanLimits::exact_auto_work)
         .def_readwrite("band_max_work", &PlanLimits::band_max_work);
     py::class_<Plan>(m, "Plan", "The engine to run, what runs if it declines, and the DP's cost.")

@@ -149,13 +149,11 @@ Plan plan_engine(const EffectSummary& s, StatisticKind kind, Method method, cons
         p.reason = OutOfReach::spread_too_wide;
         return p;
     }
-    // Many distinct differences among few entries: the small DP beats the grouped filter. Up to
-    // 53 entries it is also exact: every pmf value, and every partial sum of the tail, is a
-    // multiple of 2^-n in [0, 1], which float64 holds exactly (the tilted tail is off by a few
-    // ulp, and p = 1/2 would read 0.5000000000000003).
-    constexpr std::int64_t dp_exact_entries = 53;
+    // Many distinct differences among few entries: the small DP beats the grouped filter. With
+    // very few entries, a cheap DP is exact.
+    const bool exact_dp = n <= dp_exact_entries && p.dp_cost <= limits.exact_dp_cost;
     if (is_tail(kind) && n <= limits.small_dp_entries && p.dp_cost <= limits.small_dp_cost &&
-        (n <= dp_exact_entries || 8 * static_cast<std::int64_t>(s.groups.size()) >= n)) {
+        (exact_dp || 8 * static_cast<std::int64_t>(s.groups.size()) >= n)) {
         p.engine = Engine::dp;
         p.reason = OutOfReach::none;
         return p;

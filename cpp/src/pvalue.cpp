@@ -111,10 +111,10 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
     // shorter period has fewer frequencies to sum. Two placements, the shorter one wins:
     // - about the tilted mean, of half-width t (Hoeffding): the tilted mass outside (at most
     //   eps) aliases in, where every weight is at most 1;
-    // - from s up: mass above the top (within eps / 2 by Hoeffding) aliases in with weights
-    //   at most 1, and mass at x < s lands on x + m M >= s, its weight e^{-theta (x - s)} times
-    //   e^{-theta m M}: all of it at most e^{below_weight - theta M} <= eps / 2. Far in the tail
-    //   (large theta) this period is about half the other's.
+    // - from s up: mass above the window (beyond w_hi: within eps / 2 by Hoeffding) aliases in
+    //   with weights at most 1, and mass at x < s lands on x + m M >= s, its weight
+    //   e^{-theta (x - s)} times e^{-theta m M}: all of it at most e^{below_weight - theta M}
+    //   <= eps / 2. Far in the tail (large theta) this period is about half the other's.
     // Either way the sum is off by at most eps. A window cut at 1e-20 is 0.7x as wide as one
     // at 1e-40 and suffices when the sum is above 1e-4 (its terms near s are ~ 1 / sd of the
     // tilted law); otherwise the 1e-40 window is used.
@@ -123,12 +123,12 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
         const double t = detail::hoeffding_halfwidth(law.variance_range, log_eps);
         const auto w_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(center - t)));
         const auto w_hi = std::min<std::int64_t>(law.top, static_cast<std::int64_t>(std::ceil(center + t)));
-        const double from_s = std::max(static_cast<double>(w_hi - s + 1),
+        const double period_from_s = std::max(static_cast<double>(w_hi - s + 1),
                                        std::ceil((below_weight - log_eps + std::log(2.0)) / theta));
         if (s > w_hi) {
             acc = 0.0;
-        } else if (from_s < static_cast<double>(w_hi - w_lo + 1)) {
-            const auto M = static_cast<std::size_t>(from_s);
+        } else if (period_from_s < static_cast<double>(w_hi - w_lo + 1)) {
+            const auto M = static_cast<std::size_t>(period_from_s);
             acc = detail::tilted_window_tail(law, theta, s, M, 0, M - 1, s);
         } else {
             const std::int64_t first = std::max(s, w_lo);

@@ -146,6 +146,7 @@ class PlanLimits:
     max_listed_entries: int
     small_dp_cost: float
     small_dp_entries: int
+    exact_dp_cost: float
     exact_auto_work: float
     band_max_work: float
     def __init__(self) -> None: ...

@@ -184,10 +184,10 @@ def permutation_test(
     method : {"auto", "exact", "dp", "fft", "monte_carlo"}
         Integer scores: ``"auto"`` and ``"exact"`` run the grouped engine with
         exponential tilting, exact with relative accuracy ~1e-12 down to p = 1e-300 and
-        beyond (see ``log_pvalue``); for up to 53 varying entries (its p-value is then the
-        exact fraction) or small inputs with many distinct differences the DP, and when the
-        grouped engine's window would be too large, all 2^n states of the n varying entries
-        (n <= 22). ``"dp"`` / ``"fft"``: the papers' Alg. 3 / Alg. 4.
+        beyond (see ``log_pvalue``); for up to 53 varying entries with small differences
+        (its p-value is then the exact fraction) or small inputs with many distinct
+        differences the DP, and when the grouped engine's window would be too large, all 2^n
+        states of the n varying entries (n <= 22). ``"dp"`` / ``"fft"``: the papers' Alg. 3 / Alg. 4.
         Real-valued scores: ``"exact"`` enumerates all 2^n states by meet in the middle
         (n <= 40 varying entries; N = 40 takes ~50 ms); ``"auto"`` does that when it can and
         otherwise estimates the tail by importance sampling under the exponentially tilted

@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ._results import SUM_DRAWN_AS
 from ._systems import _is_dataframe
 from ._validation import ALTERNATIVES, check_probability
 
@@ -80,7 +81,7 @@ def _observed_value(observed: Any, func: str):
 
 def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: str,
           pvalue: Optional[float] = None, log_pvalue: Optional[float] = None,
-          drawn_as: tuple[str, str] = ("S", "S (summed local effects)")):
+          drawn_as: tuple[str, str, str] = SUM_DRAWN_AS):
     _check_alternative(alternative, func)
     pmf = np.asarray(getattr(dist, "pmf", None) if dist is not None else None)
     if dist is None or pmf.ndim != 1:
@@ -135,7 +136,7 @@ def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: 
 
     ax.set_xlim(lo_edge - width / 2, hi_edge + width / 2)
     ax.set_xlabel(drawn_as[1])
-    ax.set_ylabel(f"P[{drawn_as[0]} = s] under the null")
+    ax.set_ylabel(f"P[{drawn_as[0]} = {drawn_as[2]}] under the null")
     if log:
         ax.set_yscale("log")
     return ax
@@ -249,7 +250,7 @@ def plot_result(result: Any, ax: Any = None, log: bool = False):
         )
     return _draw(dist, ax, int(statistic), result.alternative, log, func,
                  pvalue=float(result.pvalue), log_pvalue=float(getattr(result, "log_pvalue", math.nan)),
-                 drawn_as=result._drawn_as)
+                 drawn_as=getattr(result, "_drawn_as", SUM_DRAWN_AS))
 
 
 # Up to this many systems each cell of a p-value matrix carries its value as text; beyond it

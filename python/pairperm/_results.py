@@ -150,13 +150,17 @@ class _Result:
         return out
 
 
+# How a plot names the permutation sum S: its symbol, the x axis, and a value of it.
+SUM_DRAWN_AS = ("S", "S (summed local effects)", "s")
+
+
 class _WithNull:
     """A result that keeps the recipe of its statistic's null distribution (``_null``), rebuilt
     on first access and never pickled (results stay light on the wire), and draws it."""
 
     _null: Any
-    # What the statistic counts, for plots: its symbol and the axis label.
-    _drawn_as = ("S", "S (summed local effects)")
+    # How plots name the statistic: its symbol, the x axis, and a value of it.
+    _drawn_as = SUM_DRAWN_AS
 
     @property
     def null_distribution(self) -> Any:
@@ -312,7 +316,7 @@ class McNemarResult(_WithNull, _Result):
     2 1 1 0.2
     """
 
-    _drawn_as = ("n_a_only", "n_a_only (discordant entries that A gets right)")
+    _drawn_as = ("n_a_only", "n_a_only (discordant entries that A gets right)", "k")
 
     statistic: int
     pvalue: float

@@ -42,6 +42,10 @@ enum class OutOfReach {
     spread_too_wide,  // the grouped window is too wide and too many entries vary to list them
 };
 
+// Up to this many varying entries every DP pmf value, and every partial sum of a tail, is a
+// multiple of 2^-n in [0, 1], which float64 holds exactly.
+inline constexpr std::int64_t dp_exact_entries = 53;
+
 // The limits of the choice. The defaults are the library's; callers pass other values only to
 // exercise a route in tests.
 struct PlanLimits {
@@ -58,6 +62,11 @@ struct PlanLimits {
     // entry limit keeps every p-value (>= 2^-n) representable, so nothing needs log space.
     double small_dp_cost = 1e8;
     std::int64_t small_dp_entries = 900;
+    // Up to dp_exact_entries varying entries the DP's p-value is the exact fraction, where the
+    // grouped tail's is a few ulp off (p = 1/2 read 0.5000000000000003): the DP runs there
+    // while it costs at most this (~0.5 ms; its cost grows with the steps, which it does not
+    // divide by their common factor, so scores in units of 10^4 stay with the grouped tail).
+    double exact_dp_cost = 1e6;
     // Wilcoxon under "auto": the tilted tail runs in ~130 ns per unit of grouped_tail_work,
     // and is kept while that is below ~15 ms; otherwise the band-limited inversion (~6 ns per
     // in-band frequency and group, plus one FFT of 4-32 x max(rank) points: ~0.25 s at
