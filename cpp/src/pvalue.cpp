@@ -124,7 +124,7 @@ double log_upper_tail_reduced(const detail::ReducedLaw& law, std::int64_t s) {
         const auto w_lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(center - t)));
         const auto w_hi = std::min<std::int64_t>(law.top, static_cast<std::int64_t>(std::ceil(center + t)));
         const double period_from_s = std::max(static_cast<double>(w_hi - s + 1),
-                                       std::ceil((below_weight - log_eps + std::log(2.0)) / theta));
+                                              std::ceil((below_weight - log_eps + std::log(2.0)) / theta));
         if (s > w_hi) {
             acc = 0.0;
         } else if (period_from_s < static_cast<double>(w_hi - w_lo + 1)) {
