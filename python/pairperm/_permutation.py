@@ -248,7 +248,7 @@ def permutation_test(
     >>> bool(lo <= 0.25 <= hi), r.n_resamples
     (True, 2000)
     """
-    # C-contiguous, as the general route keeps them: a strided view would be copied there.
+    # C-contiguous: the core reads the buffers in place (a strided view would be copied on the way in).
     if (groups is None and rtol is None and isinstance(method, str) and method in ("auto", "exact")
             and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == np.int64 and y.dtype == np.int64
             and x.ndim == 1 and x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous):
