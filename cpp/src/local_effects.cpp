@@ -262,8 +262,9 @@ void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed,
 // while the block is still in cache. Applies while every x and y lies in [-2^29, 2^29) and
 // every |x - y| < 256 (per-item scores and counts); false when a block falls outside that,
 // and the caller reads the input again the general way.
-// Built twice where the compiler can dispatch at load time: AVX2 widens the vectorised loops
-// (~1.4x per entry), and every x86-64 keeps the baseline build.
+// Built for several instruction sets where the compiler can dispatch at load time: AVX2 widens
+// the vectorised loops (~1.4x per entry), AVX-512 narrows to bytes in one instruction (~1.2x
+// more), and every x86-64 keeps the baseline build.
 // With Store, each x - y is also written to `differences` as a byte (valid where the OR of
 // the |x - y| in `seen_all` stays below 128).
 template <bool Store>
