@@ -742,3 +742,24 @@ def test_binary_grid_scores_are_compared_exactly(alternative):
         hi, yq = rng.integers(0, 40, n), rng.integers(0, 40, n)
         want = pairperm.permutation_test(hi, yq, alternative=alternative).pvalue
         assert pairperm.permutation_test(hi / 4.0, yq / 4.0, alternative=alternative).pvalue == want
+
+
+def _grid_by_fractions(values):
+    """The largest e with every nonzero value a multiple of 2^e, in exact rational arithmetic."""
+    grid = None
+    for v in (Fraction(float(a)) for a in np.ravel(values) if a != 0):
+        # v = p / 2^q, p odd, or p 2^q: the exponent of the lowest set bit.
+        e = (v.numerator & -v.numerator).bit_length() - 1 - (v.denominator.bit_length() - 1)
+        grid = e if grid is None else min(grid, e)
+    return grid
+
+
+@pytest.mark.parametrize("values", [
+    [0.5, 0.25, 3.0], [0.1], [2.0**60, 2.0**61, 0.0], [5e-324, 3.0], [1e-310, -2.5],
+    [[1, 2], [4, 8]], list(np.random.default_rng(3).normal(size=50)), [-(2.0**-1000), 2.0**900],
+])
+def test_grid_exponent_matches_exact_rationals(values):
+    none = 1 << 20
+    want = _grid_by_fractions(values)
+    assert _core.grid_exponent(np.asarray(values, dtype=np.float64), none) == (none if want is None else want)
+    assert _core.grid_exponent(np.zeros(3), none) == none

@@ -114,6 +114,11 @@ void bind_real(py::module_& m) {
         "True when values that are integer multiples of 2^grid, with magnitudes summing to at most `magnitude`, "
         "have every sum and difference exact in binary64 (the real-valued test's rule for a zero tie slack).");
     m.def(
+        "grid_exponent",
+        [](const real_array& v, int none) { return grid_exponent(v.data(), static_cast<std::size_t>(v.size()), none); },
+        py::arg("values"), py::arg("none"),
+        "The largest e such that every value is an integer multiple of 2^e; `none` where every value is 0.");
+    m.def(
         "real_sample_t",
         [](const real_array& k, double theta, std::size_t n_resamples, std::uint64_t seed, unsigned n_threads) {
             if (k.ndim() != 1) throw std::invalid_argument("expected a 1-D array");

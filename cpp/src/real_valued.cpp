@@ -47,6 +47,18 @@ int lowest_bit(double v) {
 
 }  // namespace
 
+int grid_exponent(const double* v, std::size_t n, int none) {
+    int grid = none;
+    bool any = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (v[i] == 0.0) continue;
+        const int e = lowest_bit(v[i]);
+        grid = any ? std::min(grid, e) : e;
+        any = true;
+    }
+    return grid;
+}
+
 bool sums_exact_on_grid(double magnitude, int grid) {
     // Every such sum is an integer multiple of 2^grid below 2^(53 + grid): representable. The
     // factor covers the round-off of `magnitude` itself, summed by the caller.

@@ -177,7 +177,7 @@ class ScoreRoundoff:
             differ = np.repeat(varying, sizes)[np.argsort(units.order, kind="stable")]
         magnitude = np.ascontiguousarray((count + 1.0) * (ax + ay), dtype=np.float64)
         # Units whose sums are equal cancel in the core and need no grid; the others' scores do.
-        grid = min(_lowest_bit(x[differ]), _lowest_bit(y[differ]))
+        grid = min(_core.grid_exponent(x[differ], _NO_GRID), _core.grid_exponent(y[differ], _NO_GRID))
         exact = bool(_core.real_sums_exact_on_grid(float(magnitude[varying].sum()), grid - exponent))
         return cls(magnitude, exponent, grid, exact)
 
@@ -191,15 +191,3 @@ class ScoreRoundoff:
         over. Bounds of 0 when the scores are exact (`exact`)."""
         d = np.ldexp(xs.astype(np.float64), -self.exponent) - np.ldexp(ys.astype(np.float64), -self.exponent)
         return d, np.zeros_like(d) if self.exact else np.finfo(np.float64).eps * self.magnitude
-
-
-def _lowest_bit(values: np.ndarray) -> int:
-    """The largest e such that every value is an integer multiple of 2^e."""
-    v = np.asarray(values, dtype=np.float64).ravel()
-    v = v[v != 0]
-    if not v.size:
-        return _NO_GRID
-    mantissa, e = np.frexp(np.abs(v))
-    m = (mantissa * 2.0**53).astype(np.int64)
-    lowest = np.log2((m & -m).astype(np.float64)).astype(np.int64)
-    return int((e.astype(np.int64) - 53 + lowest).min())
