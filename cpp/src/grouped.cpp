@@ -140,9 +140,8 @@ bool evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const
     double bound = 0.0;
     for (std::size_t i = 0; i < gs.size(); ++i) {
         const TiltedGroup& g = gs[i];
-        double cy, sy;
-        roots.at((ji * g.k_mod) % Mi, cy, sy);
-        const double s2 = half_versine(cy, sy);  // accurate near y = 0, where |phi| matters most
+        double s2, sy;
+        roots.half_versine_at((ji * g.k_mod) % Mi, s2, sy);  // accurate near y = 0, where |phi| matters most
         bound -= 0.5 * g.count * g.four_rq * s2;
         if (!(bound > log_negligible)) return false;
         scratch[2 * i] = s2;

@@ -230,8 +230,6 @@ double log_upper_tail_any(const detail::ReducedLaw& law, std::int64_t s) {
     if (double split; log_upper_tail_split(law, s, split)) return split;
     std::int64_t n = 0;
     for (const Group& g : law.groups) n += g.count;
-    if (s <= 0) return 0.0;
-    if (s > law.top) return -INFINITY;
     if (s == law.top) return -static_cast<double>(n) * std::log(2.0);  // every entry at its top
     if (2 * s > law.top) return log_upper_tail_reduced(law, s);
     // S' is symmetric about top/2: P[S' >= s] = 1 - P[S' >= top - s + 1], the latter < 1/2.

@@ -11,34 +11,53 @@
 
 namespace pairperm::detail {
 
-// e^{2 pi i m / M} for any residue m, from two tables of ~sqrt(M) values each:
-// e^{2 pi i (a B + b) / M} = coarse[a] fine[b]. One complex multiply per look-up instead of a
-// sincos per frequency x group, and the argument stays exactly reduced mod M however large
-// j k' is. Each table holds exactly reduced sincos values at every 8th entry and at the
-// first 8, and the entries between as one product of the two: ~2 ulp each, a few ulp per
-// look-up, for a quarter of the sincos calls (the tables are rebuilt for every tail).
+// e^{2 pi i m / M} for any residue m, and the half angles e^{pi i m / M}, from two tables of
+// ~sqrt(M) values each, in steps of pi / M: e^{pi i (a B + b) / M} = coarse[a] fine[b]. One
+// complex multiply per look-up instead of a sincos per frequency x group, and the argument
+// stays exactly reduced mod M however large j k' is. Each table holds exactly reduced sincos
+// values at every 8th entry and at the first 8, and the entries between as one product of the
+// two: ~2 ulp each, a few ulp per look-up, for a quarter of the sincos calls (the tables are
+// rebuilt for every tail).
 class UnitRoots {
 public:
     explicit UnitRoots(std::int64_t M) : M_(M) {
-        B_ = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(M))));
-        const double step = 2.0 * pi / static_cast<double>(M);
+        // Half steps 0..M cover the angles [0, pi] that a residue mirrored to m <= M/2 needs.
+        B_ = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(M + 1))));
+        const double step = pi / static_cast<double>(M);
         fill(fine_, static_cast<std::size_t>(B_), step, 1);
-        fill(coarse_, static_cast<std::size_t>((M + B_ - 1) / B_), step, B_);
+        fill(coarse_, static_cast<std::size_t>((M + B_) / B_), step, B_);
     }
     // cos and sin of 2 pi m / M, 0 <= m < M. Residues above M/2 are the conjugates of M - m,
     // so that a small sine (m near 0 or M) keeps its relative accuracy either way.
     void at(std::int64_t m, double& re, double& im) const {
         const bool mirror = 2 * m > M_;
         if (mirror) m = M_ - m;
-        const auto a = static_cast<std::size_t>(m / B_), b = static_cast<std::size_t>(m % B_);
-        const double ar = coarse_[2 * a], ai = coarse_[2 * a + 1], br = fine_[2 * b], bi = fine_[2 * b + 1];
-        re = ar * br - ai * bi;
-        im = ar * bi + ai * br;
+        half_steps(2 * m, re, im);
         if (mirror) im = -im;
+    }
+    // sin^2(y / 2) and sin y for y = 2 pi m / M, 0 <= m < M, from the half angle y / 2 in
+    // [0, pi / 2] after mirroring: both keep their relative accuracy near y = 0 (no 1 - cos y),
+    // with neither a division nor a branch on the sign of cos y.
+    void half_versine_at(std::int64_t m, double& s2, double& sy) const {
+        const bool mirror = 2 * m > M_;
+        if (mirror) m = M_ - m;
+        double hc, hs;
+        half_steps(m, hc, hs);
+        s2 = hs * hs;
+        sy = 2.0 * hc * hs;
+        if (mirror) sy = -sy;
     }
     std::int64_t modulus() const { return M_; }
 
 private:
+    // e^{pi i h / M} for 0 <= h <= M.
+    void half_steps(std::int64_t h, double& re, double& im) const {
+        const auto a = static_cast<std::size_t>(h / B_), b = static_cast<std::size_t>(h % B_);
+        const double ar = coarse_[2 * a], ai = coarse_[2 * a + 1], br = fine_[2 * b], bi = fine_[2 * b + 1];
+        re = ar * br - ai * bi;
+        im = ar * bi + ai * br;
+    }
+
     // table[i] = e^{i step stride i}, i < n, interleaved (cos, sin).
     static void fill(std::vector<double>& table, std::size_t n, double step, std::int64_t stride) {
         constexpr std::size_t run = 8;
