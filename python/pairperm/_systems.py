@@ -955,11 +955,13 @@ def compare_systems(
     if level is not None:
         system_ci, pair_ci = _tasks.task_intervals(task, level, alternative, n_boot, seed,
                                                    _tasks.shift_intervals(task, pairs, alternative, level, n_jobs))
+    # As Python floats and bools up front: per-pair indexing of NumPy arrays would cost more than the pair's test.
     rows = tuple(
-        SystemPair(sys_names[i], sys_names[j], values[i], values[j], statistic[k], float(pvalue[k]),
-                   float(adjusted[k]), bool(adjusted[k] <= alpha), test[k], engine[k], values[i] - values[j],
-                   float(pair_ci[k, 0]), float(pair_ci[k, 1]))
-        for k, (i, j) in enumerate(pairs.tolist())
+        SystemPair(sys_names[i], sys_names[j], values[i], values[j], st, p, a, bool(a <= alpha), name, ran,
+                   values[i] - values[j], lo, hi)
+        for (i, j), st, p, a, name, ran, (lo, hi) in zip(pairs.tolist(), statistic, pvalue.tolist(),
+                                                        np.asarray(adjusted, dtype=np.float64).tolist(), test, engine,
+                                                        pair_ci.tolist())
     )
     return SystemsComparison(
         names=tuple(sys_names),
@@ -1079,7 +1081,7 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
     # The 0/1 systems, as compare() decides it. Unit sums that happen to be 0/1 are not 0/1
     # items: compare() runs permutation_test on them.
     binary = [ok and not grouped and a.ndim == 1 and is_binary(a) for ok, a in zip(integral, arrays)]
-    in_batch = np.array([integral[i] and integral[j] for i, j in pairs], dtype=bool)
+    in_batch = np.array(integral, dtype=bool)[pairs].all(axis=1)
     statistic: list = [None] * n_pairs
     pvalue = np.full(n_pairs, np.nan)
     test: list = [None] * n_pairs
@@ -1111,24 +1113,25 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
                statistic: list, pvalue: np.ndarray, test: list, engine: list) -> list:
     """p-values of the integer-sum pairs `idx` by the planner's engine; returns the pairs to rerun singly."""
     redo: list = []
+    pair_list = pairs.tolist()  # Python ints: per-pair indexing of NumPy arrays costs more than the pair's tail
 
     def store(sub: np.ndarray, res: tuple) -> None:
-        observed, n_varying, pv, _log_pv, status, planned = res
+        observed, n_varying, pv, _log_pv, status, planned = (v.tolist() if isinstance(v, np.ndarray) else v for v in res)
         handed_back = len(redo)
         for t, k in enumerate(sub.tolist()):
             if status[t]:
                 redo.append(k)
                 continue
-            i, j = pairs[k]
+            i, j = pair_list[k]
             engine[k] = _runner.RESULT_ENGINE[planned[t]]
             if method == "auto" and binary[i] and binary[j]:
                 # compare() runs McNemar here; its statistic is the count of entries only A got right.
-                statistic[k] = int((n_varying[t] + observed[t]) // 2)
+                statistic[k] = (n_varying[t] + observed[t]) // 2
                 test[k] = "mcnemar_test"
             else:
-                statistic[k] = int(observed[t])
+                statistic[k] = observed[t]
                 test[k] = "permutation_test"
-            pvalue[k] = float(pv[t])
+            pvalue[k] = pv[t]
         # The pairs handed back are counted when compare() has run them.
         finished = len(sub) - (len(redo) - handed_back)
         if finished:
