@@ -220,8 +220,7 @@ Tail upper_tail(const detail::ReducedLaw& law, std::int64_t s, double max_work) 
     // Rounding in log_scale (a difference of large terms) is a relative error of the result.
     const double scale_err = 4e-16 * (std::fabs(out.log_scale) + 2.0 * std::fabs(theta * sd) + 1.0);
     if (!(I > 0)) {
-        out.log_p = -INFINITY;
-        out.error_i += scale_err * 0;  // p is 0 up to the error itself
+        out.log_p = -INFINITY;  // p is 0 up to the error itself, and a relative error of 0 is 0
         return out;
     }
     out.log_p = out.log_scale + std::log(I);

@@ -14,7 +14,7 @@
 #include "parallel.hpp"
 #include "rng.hpp"
 
-#include "clones.hpp"  // the two sampling kernels are built for the baseline and for AVX2
+#include "clones.hpp"  // the two sampling kernels are built for each instruction set clones.hpp names
 
 namespace pairperm {
 namespace {

@@ -74,8 +74,8 @@ struct ScoreMagnitudes {
 // `magnitude` (both in the same units), every sum and difference of them is exact in binary64.
 bool sums_exact_on_grid(double magnitude, int grid);
 
-// The largest e such that every finite v[i] is an integer multiple of 2^e; `none` where every
-// v[i] is 0.
+// The largest e such that every v[i] (finite: callers check) is an integer multiple of 2^e;
+// `none` where every v[i] is 0.
 int grid_exponent(const double* v, std::size_t n, int none);
 
 RealProblem real_problem(const double* stay, const double* swap, std::size_t n, Alternative alternative,
