@@ -361,27 +361,31 @@ EffectSummary summarize_paired_wide(const std::int64_t* x, const std::int64_t* y
         });
 }
 
+// The summary in one pass where the scores are narrow, else the general way; true where the
+// pass also wrote every x - y as a byte (Store, and each |x - y| < 128).
+template <bool Store>
+bool summarize_paired_into(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s,
+                           std::int8_t* differences) {
+    std::uint32_t seen = 0;
+    if (summarize_paired_narrow<Store>(x, y, n, s, differences, seen)) {
+        finish(s);
+        return Store && seen < 128;
+    }
+    s = summarize_paired_wide(x, y, n);
+    return false;
+}
+
 }  // namespace
 
 EffectSummary summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n) {
-    EffectSummary narrow;
-    std::uint32_t seen = 0;
-    if (summarize_paired_narrow<false>(x, y, n, narrow, nullptr, seen)) {
-        finish(narrow);
-        return narrow;
-    }
-    return summarize_paired_wide(x, y, n);
+    EffectSummary s;
+    summarize_paired_into<false>(x, y, n, s, nullptr);
+    return s;
 }
 
 bool summarize_paired(const std::int64_t* x, const std::int64_t* y, std::size_t n, EffectSummary& s,
                       std::int8_t* differences) {
-    std::uint32_t seen = 0;
-    if (summarize_paired_narrow<true>(x, y, n, s, differences, seen)) {
-        finish(s);
-        return seen < 128;
-    }
-    s = summarize_paired_wide(x, y, n);
-    return false;
+    return summarize_paired_into<true>(x, y, n, s, differences);
 }
 
 }  // namespace pairperm

@@ -57,6 +57,13 @@ def _sign_flip_pvalue(effect: np.ndarray, alternative: str, func: str) -> tuple[
     return r.pvalue, r.log_pvalue, r.engine
 
 
+def discordant_counts(n_varying: int, statistic: int) -> tuple[int, int]:
+    """(n_a, n_b), the entries only A and only B got right, from the paired-permutation test of
+    0/1 scores: n_a + n_b entries vary and n_a - n_b is its statistic."""
+    n_a = (n_varying + statistic) // 2
+    return n_a, n_varying - n_a
+
+
 def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
                  groups: Optional[ArrayLike] = None) -> McNemarResult:
     """Exact McNemar test for paired binary outcomes (e.g. per-example correctness).
@@ -105,10 +112,7 @@ def mcnemar_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-
             raise ValueError(f"{func}: {name} must hold 0/1 (or bool) outcomes; got {arr[i]} at index {i}")
     # The exact test of the 0/1 scores is McNemar's: the same sign-flip law of the discordant entries.
     r = permutation_test(a, b, alternative=alternative)
-    # Its summary counts them: n_a - n_b is the statistic, n_a + n_b the entries that vary.
-    discordant = int(r._null.summary.n_varying)
-    n_a = (discordant + int(r.statistic)) // 2
-    n_b = discordant - n_a
+    n_a, n_b = discordant_counts(int(r._null.summary.n_varying), int(r.statistic))
     difference = (n_a - n_b) / len(a) if len(a) else math.nan  # no entries: no accuracy to compare
     # The law of n_a_only itself: each discordant entry counts 1 for A or 0, each with probability 1/2.
     null = NullRecipe.of_groups(0, ((1, n_a + n_b),) if n_a + n_b else (), "dp" if r.engine == "dp" else "auto")

@@ -159,7 +159,6 @@ class _WithNull:
     on first access and never pickled (results stay light on the wire), and draws it."""
 
     _null: Any
-    # How plots name the statistic: its symbol, the x axis, and a value of it.
     _drawn_as = SUM_DRAWN_AS
 
     @property

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _core, _runner
 from ._bootstrap import check_statistics_shape, f1_from_sums, statistics_by_name, summed_metric
+from ._classic import discordant_counts
 from ._compare import (
     _INTEGER_SUMS,
     METRICS,
@@ -1126,7 +1127,7 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
             engine[k] = _runner.RESULT_ENGINE[planned[t]]
             if method == "auto" and binary[i] and binary[j]:
                 # compare() runs McNemar here; its statistic is the count of entries only A got right.
-                statistic[k] = (n_varying[t] + observed[t]) // 2
+                statistic[k] = discordant_counts(n_varying[t], observed[t])[0]
                 test[k] = "mcnemar_test"
             else:
                 statistic[k] = observed[t]
