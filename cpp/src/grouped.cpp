@@ -23,6 +23,7 @@ ReducedLaw reduce(const EffectSummary& s) {
     ReducedLaw law;
     law.lo_sum = s.lo_sum;
     law.gcd = s.k_gcd > 0 ? s.k_gcd : 1;
+    law.groups.reserve(s.groups.size());
     for (const Group& g : s.groups) {
         const std::int64_t kr = g.k / law.gcd;
         law.groups.push_back({kr, g.count});

@@ -245,6 +245,7 @@ void count_bytes(const std::uint8_t* d, std::size_t m, std::uint32_t seen, std::
 void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed, EffectSummary& s) {
     std::int64_t abs_sum = 0;
     s.groups.clear();
+    s.groups.reserve(static_cast<std::size_t>(std::count_if(counts + 1, counts + byte_values, [](std::int64_t c) { return c != 0; })));
     for (std::size_t a = 1; a < byte_values; ++a) {
         const std::int64_t c = counts[a];
         if (c == 0) continue;
@@ -273,7 +274,7 @@ PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::i
     // 2^30 * n stays below max_abs_sum, so no int64 sum below can wrap.
     if (n >= (std::size_t{1} << 30)) return false;
     std::array<std::uint8_t, byte_block> diff;
-    std::vector<std::int64_t> counts(byte_values, 0);
+    std::array<std::int64_t, byte_values> counts{};
     constexpr std::uint64_t half_range = std::uint64_t{1} << 29;
     std::int64_t observed = 0;  // sum(x) - sum(y), as the sum of the differences
     for (std::size_t start = 0; start < n; start += byte_block) {
@@ -326,7 +327,7 @@ PAIRPERM_CLONES
 EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y, std::size_t n, std::int64_t sum_x,
                                      std::int64_t sum_y) {
     std::array<std::uint8_t, byte_block> diff;
-    std::vector<std::int64_t> counts(byte_values, 0);
+    std::array<std::int64_t, byte_values> counts{};
     for (std::size_t start = 0; start < n; start += byte_block) {
         const std::size_t m = std::min(byte_block, n - start);
         std::uint32_t seen = 0;
