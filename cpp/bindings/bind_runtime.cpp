@@ -12,6 +12,7 @@
 #include "pairperm/interrupt.hpp"
 #include "pairperm/local_effects.hpp"
 #include "pairperm/multidim.hpp"
+#include "pairperm/pvalue.hpp"
 
 namespace pairperm::bindings {
 
@@ -65,6 +66,7 @@ void bind_runtime(py::module_& m) {
     m.attr("max_abs_sum") = max_abs_sum;
     m.attr("max_ratio_term") = max_ratio_term;
     m.attr("multidim_tail_bound") = multidim_tail_bound;
+    m.attr("vector_math") = vector_math_kind();
 
     support_error_type.call_once_and_store_result([&m]() -> py::object {
         py::object type = py::exception<support_too_large>(m, "SupportTooLargeError", PyExc_ValueError);

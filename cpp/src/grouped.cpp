@@ -1,6 +1,8 @@
 // The grouped engine: at most G binomial groups instead of N leaves.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <queue>
 
@@ -12,6 +14,7 @@
 #include "pairperm/engines.hpp"
 #include "support_check.hpp"
 #include "unit_roots.hpp"
+#include "vector_math.hpp"
 
 namespace pairperm {
 namespace detail {
@@ -125,18 +128,31 @@ void complex_power(double br, double bi, unsigned e, double& wr, double& wi) {
     }
 }
 
-// Phase 4. The tilted characteristic function at frequency 2 pi j / M, times the phase
-// that moves the window start to index 0, into (re_out, im_out); false when negligible.
+// A group's factor z^c is multiplied out by squaring where it has few entries (c <= 64: at
+// most a dozen products, cheaper than a log1p and an atan); larger groups go through c log|z|
+// and c arg z. Squaring carries z's rounding into z^c, a relative error of up to ~c ulp (~1e-14
+// at c = 64) where the logarithms keep a few ulp near y = 0; away from it the two are alike,
+// and either is far inside the 1e-12 the tails are held to.
+constexpr double few_entries = 64.0;
+
+// Phase 4. A frequency 2 pi j / M that the bound keeps: its index and the product of its groups
+// of few entries (its large groups' arguments of log1p and atan go to the caller's arrays).
+struct Candidate {
+    std::size_t j;
+    double pr, pi;
+};
+
 // Each residual factor (1 - r) + r e^{sign i y}, y = 2 pi j k' / M, needs only cos y and
-// sin y (a table look-up): |.|^2 = 1 - 4 r (1 - r) sin^2(y / 2).
-bool evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const UnitRoots& roots,
-                        std::int64_t phase_shift, std::vector<double>& scratch, double& re_out, double& im_out) {
+// sin y (a table look-up): |.|^2 = 1 - 4 r (1 - r) sin^2(y / 2). Writes u[i] and t[i] for the
+// i-th group of more than few_entries: -4 r (1 - r) sin^2(y / 2) and arg z = atan(im / re);
+// false where the frequency is negligible.
+bool bound_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const UnitRoots& roots,
+                     std::vector<double>& scratch, Candidate& c, double* u, double* t) {
     const std::int64_t Mi = roots.modulus();
     const auto ji = static_cast<std::int64_t>(j);
     // log(1 - a) <= -a bounds log|phi| from above by sum -count 2 r (1 - r) sin^2(y / 2): where
     // that alone is negligible no log1p or arctangent is needed. Its partial sums only decrease,
-    // and the groups come strongest first, so most frequencies are dropped after a few
-    // groups; the exact sum then decides the rest the same way.
+    // and the groups come strongest first, so most frequencies are dropped after a few groups.
     scratch.resize(2 * gs.size());
     double bound = 0.0;
     for (std::size_t i = 0; i < gs.size(); ++i) {
@@ -148,45 +164,29 @@ bool evaluate_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const
         scratch[2 * i] = s2;
         scratch[2 * i + 1] = sy;
     }
-    // A factor z^c of a group of few entries is multiplied out by squaring (c <= 64: at most
-    // a dozen products, cheaper than a log1p and an atan), larger groups go through c log|z|
-    // and c arg z. Squaring carries z's rounding into z^c, a relative error of up to ~c ulp
-    // (~1e-14 at c = 64) where the logarithms keep ~1 ulp near y = 0; away from it the two
-    // are alike, and either is far inside the 1e-12 the tails are held to. Every factor has
-    // |z| <= 1, so each partial magnitude bounds the whole.
-    constexpr double few_entries = 64.0;
+    // Every factor has |z| <= 1, so each partial magnitude bounds the whole.
     const double negligible_sq = std::exp(2.0 * log_negligible);
-    double log_mag = 0.0, phase = 0.0, pr = 1.0, pi_ = 0.0;
+    double pr = 1.0, pi_ = 0.0;
     for (std::size_t i = 0; i < gs.size(); ++i) {
         const TiltedGroup& g = gs[i];
         const double s2 = scratch[2 * i], sy = scratch[2 * i + 1];
         const double re = 1.0 - 2.0 * g.r * s2;
         const double im = g.sign * g.r * sy;
-        if (g.count <= few_entries) {
-            double wr, wi;
-            complex_power(re, im, static_cast<unsigned>(g.count), wr, wi);
-            const double t = pr * wr - pi_ * wi;
-            pi_ = pr * wi + pi_ * wr;
-            pr = t;
-            if (!(pr * pr + pi_ * pi_ > negligible_sq)) return false;
+        if (g.count > few_entries) {
+            // re = 1 - 2 r sin^2(y / 2) > 0 here (r <= 1/2; re = 0 would make the factor 0, and
+            // its log1p -inf): the argument is atan(im / re), which costs 2/3 of atan2.
+            *u++ = -g.four_rq * s2;
+            *t++ = im / re;
             continue;
         }
-        log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
-        if (!(log_mag > log_negligible)) return false;
-        // re = 1 - 2 r sin^2(y / 2) > 0 here (r <= 1/2; re = 0 would make the factor 0, and
-        // log_mag -inf above): the argument is atan(im / re), which costs 2/3 of atan2.
-        phase += g.count * std::atan(im / re);
+        double wr, wi;
+        complex_power(re, im, static_cast<unsigned>(g.count), wr, wi);
+        const double p = pr * wr - pi_ * wi;
+        pi_ = pr * wi + pi_ * wr;
+        pr = p;
+        if (!(pr * pr + pi_ * pi_ > negligible_sq)) return false;
     }
-    // The whole magnitude against the threshold without a logarithm: mag > e^log_negligible,
-    // so its square does not underflow.
-    const double mag = std::exp(log_mag);
-    if (!(mag * mag * (pr * pr + pi_ * pi_) > negligible_sq)) return false;
-    double c0, s0;
-    roots.at((ji * phase_shift) % Mi, c0, s0);
-    const double cp = std::cos(phase), sp = std::sin(phase);
-    const double fr = mag * (cp * c0 - sp * s0), fi = mag * (sp * c0 + cp * s0);
-    re_out = fr * pr - fi * pi_;
-    im_out = fr * pi_ + fi * pr;
+    c = {j, pr, pi_};
     return true;
 }
 
@@ -207,15 +207,62 @@ std::vector<KeptFrequency> sparse_spectrum(const ReducedLaw& law, double theta, 
     std::int64_t shift = 0;
     const std::vector<TiltedGroup> gs = tilted_groups(law, theta, Mi, shift);
     const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
+    std::vector<double> large_counts;  // the groups of more than few_entries, in the order of gs
+    large_counts.reserve(gs.size());
+    for (const TiltedGroup& g : gs)
+        if (g.count > few_entries) large_counts.push_back(g.count);
+    const std::size_t n_large = large_counts.size();
+    // Candidates are gathered in batches, so that each transcendental function runs over many
+    // arguments at once (several to a vector register) while the arrays stay small.
+    constexpr std::size_t batch = 64;
+    std::array<Candidate, batch> cands;
+    std::size_t n_cands = 0;
+    // Per candidate: the n_large arguments of log1p (u), those of atan (t), log|phi|, |phi|,
+    // arg phi, and its sine and cosine.
+    const std::unique_ptr<double[]> work(new double[batch * (2 * n_large + 5)]);  // each written before it is read
+    double *const u = work.get(), *const t = u + batch * n_large, *const log_mag = t + batch * n_large;
+    double *const mag = log_mag + batch, *const phase = mag + batch, *const sin_phase = phase + batch,
+                  *const cos_phase = sin_phase + batch;
+    const double negligible_sq = std::exp(2.0 * log_negligible);
     std::vector<KeptFrequency> kept;
     kept.reserve(64);  // a few dozen are kept at N = 10^4 to 10^7: no regrowth in between
+    auto flush = [&] {
+        log1p_each(u, n_cands * n_large);
+        atan_each(t, n_cands * n_large);
+        for (std::size_t c = 0; c < n_cands; ++c) {
+            double lm = 0.0, ph = 0.0;
+            for (std::size_t i = 0; i < n_large; ++i) {
+                lm += 0.5 * large_counts[i] * u[c * n_large + i];
+                ph += large_counts[i] * t[c * n_large + i];
+            }
+            log_mag[c] = mag[c] = lm;
+            phase[c] = ph;
+        }
+        exp_each(mag, n_cands);
+        sincos_each(phase, sin_phase, cos_phase, n_cands);
+        for (std::size_t c = 0; c < n_cands; ++c) {
+            const Candidate& f = cands[c];
+            const double m = mag[c];
+            // The whole magnitude against the threshold: m > e^log_negligible, so its square
+            // does not underflow.
+            if (!(log_mag[c] > log_negligible) || !(m * m * (f.pr * f.pr + f.pi * f.pi) > negligible_sq)) continue;
+            double c0, s0;
+            roots.at((static_cast<std::int64_t>(f.j) * phase_shift) % Mi, c0, s0);
+            const double cp = cos_phase[c], sp = sin_phase[c];
+            const double fr = m * (cp * c0 - sp * s0), fi = m * (sp * c0 + cp * s0);
+            kept.push_back({f.j, fr * f.pr - fi * f.pi, fr * f.pi + fi * f.pr});
+        }
+        n_cands = 0;
+    };
     std::vector<double> scratch(2 * gs.size());
     Progress progress;
     for_each_candidate(choose_filter(gs), M, [&](std::size_t j) {
         progress.add(gs.size());
-        double re, im;
-        if (evaluate_frequency(gs, j, roots, phase_shift, scratch, re, im)) kept.push_back({j, re, im});
+        const std::size_t at = n_cands * n_large;
+        if (!bound_frequency(gs, j, roots, scratch, cands[n_cands], u + at, t + at)) return;
+        if (++n_cands == batch) flush();
     });
+    flush();
     return kept;
 }
 

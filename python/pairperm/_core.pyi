@@ -9,6 +9,7 @@ max_support: int
 max_abs_sum: int
 max_ratio_term: int
 multidim_tail_bound: float
+vector_math: str  # "avx512", "avx2" or "libm": what the grouped tails' transcendental functions run on
 
 class SupportTooLargeError(ValueError):
     entries: int | float

@@ -1,0 +1,112 @@
+#include "vector_math.hpp"
+
+#include "pairperm/pvalue.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(PAIRPERM_LIBMVEC)
+#include <immintrin.h>
+
+// libmvec's entry points under the x86-64 vector function ABI: _ZGV, e (AVX-512) or d (AVX2),
+// N (unmasked), lanes, v (one vector argument). They take and return vector registers, so
+// they are declared (and called) only from code built for that instruction set.
+extern "C" {
+__attribute__((target("avx512f"))) __m512d _ZGVeN8v_log1p(__m512d);
+__attribute__((target("avx512f"))) __m512d _ZGVeN8v_atan(__m512d);
+__attribute__((target("avx512f"))) __m512d _ZGVeN8v_exp(__m512d);
+__attribute__((target("avx512f"))) __m512d _ZGVeN8v_sin(__m512d);
+__attribute__((target("avx512f"))) __m512d _ZGVeN8v_cos(__m512d);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_log1p(__m256d);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_atan(__m256d);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_sin(__m256d);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_cos(__m256d);
+}
+#endif
+
+namespace pairperm::detail {
+
+namespace {
+
+using Each = void (*)(double*, std::size_t);
+
+struct Kernels {
+    Each log1p, atan, exp, sin, cos;
+    const char* kind;
+};
+
+template <double (*F)(double)>
+void libm_each(double* v, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) v[i] = F(v[i]);
+}
+double libm_log1p(double x) { return std::log1p(x); }
+double libm_atan(double x) { return std::atan(x); }
+double libm_exp(double x) { return std::exp(x); }
+double libm_sin(double x) { return std::sin(x); }
+double libm_cos(double x) { return std::cos(x); }
+
+#if defined(PAIRPERM_LIBMVEC)
+// The last n mod 8 (4) values go through a zero-padded copy: every function is finite at 0.
+template <__m512d (*F)(__m512d)>
+__attribute__((target("avx512f"))) void avx512_each(double* v, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm512_storeu_pd(v + i, F(_mm512_loadu_pd(v + i)));
+    if (i == n) return;
+    double pad[8] = {};
+    std::copy(v + i, v + n, pad);
+    _mm512_storeu_pd(pad, F(_mm512_loadu_pd(pad)));
+    std::copy(pad, pad + (n - i), v + i);
+}
+
+template <__m256d (*F)(__m256d)>
+__attribute__((target("avx2"))) void avx2_each(double* v, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(v + i, F(_mm256_loadu_pd(v + i)));
+    if (i == n) return;
+    double pad[4] = {};
+    std::copy(v + i, v + n, pad);
+    _mm256_storeu_pd(pad, F(_mm256_loadu_pd(pad)));
+    std::copy(pad, pad + (n - i), v + i);
+}
+#endif
+
+Kernels pick() {
+#if defined(PAIRPERM_LIBMVEC)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return {avx512_each<_ZGVeN8v_log1p>, avx512_each<_ZGVeN8v_atan>, avx512_each<_ZGVeN8v_exp>,
+                avx512_each<_ZGVeN8v_sin>, avx512_each<_ZGVeN8v_cos>, "avx512"};
+    if (__builtin_cpu_supports("avx2"))
+        return {avx2_each<_ZGVdN4v_log1p>, avx2_each<_ZGVdN4v_atan>, avx2_each<_ZGVdN4v_exp>,
+                avx2_each<_ZGVdN4v_sin>, avx2_each<_ZGVdN4v_cos>, "avx2"};
+#endif
+    return {libm_each<libm_log1p>, libm_each<libm_atan>, libm_each<libm_exp>, libm_each<libm_sin>,
+            libm_each<libm_cos>, "libm"};
+}
+
+const Kernels& kernels() {
+    static const Kernels k = pick();
+    return k;
+}
+
+}  // namespace
+
+void log1p_each(double* v, std::size_t n) { kernels().log1p(v, n); }
+void atan_each(double* v, std::size_t n) { kernels().atan(v, n); }
+void exp_each(double* v, std::size_t n) { kernels().exp(v, n); }
+
+void sincos_each(const double* x, double* s, double* c, std::size_t n) {
+    std::copy(x, x + n, s);
+    std::copy(x, x + n, c);
+    kernels().sin(s, n);
+    kernels().cos(c, n);
+}
+
+}  // namespace pairperm::detail
+
+namespace pairperm {
+
+const char* vector_math_kind() { return detail::kernels().kind; }
+
+}  // namespace pairperm
