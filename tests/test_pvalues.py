@@ -432,6 +432,38 @@ def test_int64_vectors_give_the_general_routes_result(case, alternative, method)
             np.testing.assert_array_equal(d.pmf, e.pmf)
 
 
+def test_arrays_the_core_cannot_read_in_place_take_the_general_route():
+    rng = np.random.default_rng(8)
+    x, y = (np.ascontiguousarray(v, dtype=np.int64) for v in scores(rng, 2000, 0.05))
+    core = lambda a, b: _core.paired_sum_pvalue(a, b, "two-sided", "auto", _runner.LIMITS)  # noqa: E731
+    assert core(x, y) is not None
+    declined = {
+        "big-endian": (x.astype(">i8"), y.astype(">i8")),
+        "strided": (np.repeat(x, 2)[::2], np.repeat(y, 2)[::2]),
+        "int32": (x.astype(np.int32), y.astype(np.int32)),
+        "integral floats": (x.astype(float), y.astype(float)),
+        "k samples per item": (x.reshape(400, 5), y.reshape(400, 5)),
+        "a list": (x.tolist(), y),
+    }
+    for name, (a, b) in declined.items():
+        assert core(a, b) is None, name
+        r = pairperm.permutation_test(a, b)
+        general = pairperm.permutation_test(np.asarray(a).tolist(), np.asarray(b).tolist())
+        assert r.to_dict() == general.to_dict(), name
+        assert r.confidence_interval(0.9) == general.confidence_interval(0.9), name
+    # Lengths that differ are declined too; the error is the general route's.
+    assert core(x, y[:-1]) is None
+    with pytest.raises(ValueError) as fast:
+        pairperm.permutation_test(x, y[:-1])
+    with pytest.raises(ValueError) as general:
+        pairperm.permutation_test(x.tolist(), y[:-1].tolist())
+    assert str(fast.value) == str(general.value)
+    # An array subclass is never read as its buffer: a masked entry is refused, not used.
+    masked = np.ma.masked_array(x, mask=np.arange(x.size) == 3)
+    with pytest.raises(ValueError, match="masked entries"):
+        pairperm.permutation_test(masked, y)
+
+
 def test_int64_vectors_validate_every_argument_as_the_general_route():
     x, y = np.array([3, 1, 4, 1, 5], dtype=np.int64), np.array([2, 7, 1, 8, 2], dtype=np.int64)
     for kwargs in ({"alternative": "two_sided"}, {"n_resamples": 0}, {"n_resamples": 2.5}, {"rng": -1},

@@ -5,15 +5,32 @@
 
 namespace pairperm::bindings {
 
+namespace {
+
+// A NumPy array of native int64, C-contiguous, read in place (no conversion, no copy).
+using int64_in_place = py::array_t<std::int64_t, py::array::c_style>;
+
+// The array behind h where it is a 1-D int64_in_place, else nullptr.
+const std::int64_t* int64_vector(py::handle h, std::size_t& n) {
+    if (!int64_in_place::check_(h)) return nullptr;
+    const auto a = py::reinterpret_borrow<int64_in_place>(h);
+    if (a.ndim() != 1) return nullptr;
+    n = static_cast<std::size_t>(a.shape(0));
+    return a.data();
+}
+
+}  // namespace
+
 void bind_batch(py::module_& m) {
     m.def(
         "paired_sum_pvalue",
-        [](const int_array& x, const int_array& y, const std::string& alternative, const std::string& method,
-           const PlanLimits& limits) {
-            const std::size_t n = check_pair(x, y);
+        [](py::handle x, py::handle y, const std::string& alternative, const std::string& method,
+           const PlanLimits& limits) -> py::object {
+            std::size_t n = 0, n_y = 0;
+            const std::int64_t *a = int64_vector(x, n), *b = int64_vector(y, n_y);
+            if (a == nullptr || b == nullptr || n != n_y) return py::none();
             const Alternative alt = parse_alternative(alternative);
             const Method how = parse_method(method);
-            const std::int64_t *a = x.data(), *b = y.data();
             py::array_t<std::int8_t> differences(static_cast<py::ssize_t>(n));
             std::int8_t* d = differences.mutable_data();
             // Reads the two buffers and writes `differences`, which nobody else sees yet; the
@@ -29,7 +46,8 @@ void bind_batch(py::module_& m) {
         },
         py::arg("x"), py::arg("y"), py::arg("alternative"), py::arg("method"), py::arg("limits"),
         "(summary, pvalue, log_pvalue, engine, differences) of the paired-permutation test of sum(x) - sum(y), "
-        "the summary made in the same call; pvalue is None where the planner's engine is not the trivial p = 1, "
+        "the summary made in the same call; None unless x and y are 1-D C-contiguous native int64 arrays of one "
+        "length, read in place. pvalue is None where the planner's engine is not the trivial p = 1, "
         "the DP or the grouped tail, or declined (the caller's general route then runs it). differences: x - y "
         "as int8, written in the summary's pass, or None where some |x - y| >= 128.");
     m.def(

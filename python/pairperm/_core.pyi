@@ -173,8 +173,8 @@ fft_noise_floor: float
 
 # Many pairs of systems at once (cpp/bindings/bind_batch.cpp)
 def paired_sum_pvalue(
-    x: npt.ArrayLike, y: npt.ArrayLike, alternative: str, method: str, limits: PlanLimits
-) -> tuple[EffectSummary, Optional[float], float, str, Optional[npt.NDArray[np.int8]]]: ...
+    x: object, y: object, alternative: str, method: str, limits: PlanLimits
+) -> Optional[tuple[EffectSummary, Optional[float], float, str, Optional[npt.NDArray[np.int8]]]]: ...
 def batch_grouped_pvalues(
     scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0, method: str = "auto",
     limits: PlanLimits = ...,

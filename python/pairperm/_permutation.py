@@ -119,15 +119,19 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
     summary, the planner and the engine where that is the trivial p = 1, the DP or the grouped
     tail (the batch of compare_systems takes the same route for each pair), as the general
     route computes them bit for bit, its arguments checked in the same order. None where the
-    general route has to run: another engine, an engine that declined, or sums the core refuses
-    (whose error the general route words); it then reads the inputs once more, which those
-    routes far outweigh."""
+    general route has to run: arrays the core cannot read in place (other dtypes or shapes,
+    strided), another engine, an engine that declined, or sums the core refuses (whose error
+    the general route words); it then reads the inputs once more, which those routes far
+    outweigh."""
     func = "permutation_test"
     check_alternative(alternative, func)
     try:
-        summary, p, log_p, engine, d = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS)
+        done = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS)
     except ValueError:
         return None
+    if done is None:
+        return None
+    summary, p, log_p, engine, d = done
     if p is None:
         return None
     check_sampling(n_resamples, rng, n_jobs, func)
@@ -248,10 +252,10 @@ def permutation_test(
     >>> bool(lo <= 0.25 <= hi), r.n_resamples
     (True, 2000)
     """
-    # C-contiguous: the core reads the buffers in place (a strided view would be copied on the way in).
-    if (groups is None and rtol is None and isinstance(method, str) and method in ("auto", "exact")
-            and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == np.int64 and y.dtype == np.int64
-            and x.ndim == 1 and x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous):
+    # Plain arrays only (a subclass, e.g. a masked array, means more than its buffer); the core
+    # takes those it can read in place, 1-D native int64, and declines the rest.
+    if (groups is None and rtol is None and type(x) is np.ndarray and type(y) is np.ndarray
+            and isinstance(method, str) and method in ("auto", "exact")):
         r = _int64_vectors_test(x, y, alternative, method, n_resamples, rng, n_jobs)
         if r is not None:
             return r

@@ -73,8 +73,7 @@ def _default_sampling(n_resamples: Any, n_jobs: Any, alpha: Any = None, confiden
 
 def check_sampling(n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> None:
     """Validate the sampling arguments without making the options: for a route that cannot sample."""
-    check_rng(rng, func)
-    if not _default_sampling(n_resamples, n_jobs):
+    if not (rng is None and _default_sampling(n_resamples, n_jobs)):
         monte_carlo_options(n_resamples, rng, n_jobs, func)
 
 
