@@ -490,11 +490,18 @@ def test_int64_vectors_validate_every_argument_as_the_general_route():
 
 
 def test_results_made_on_the_hot_path_refuse_unknown_and_missing_fields():
-    from pairperm._results import PermutationTestResult, frozen_instance
+    from pairperm._results import PermutationTestResult, instance_maker
 
     kwargs = dict(statistic=1, pvalue=0.5, log_pvalue=math.log(0.5), method="auto", alternative="greater")
-    assert frozen_instance(PermutationTestResult, **kwargs) == PermutationTestResult(**kwargs)
+    made = instance_maker(PermutationTestResult, *kwargs)(*kwargs.values())
+    assert made == PermutationTestResult(**kwargs)
+    assert vars(made) == vars(PermutationTestResult(**kwargs))
+    # Each call makes its own instance, with its own field values.
+    other = instance_maker(PermutationTestResult, *kwargs)(2, 0.25, math.log(0.25), "exact", "less")
+    assert (other.statistic, other.pvalue, other.method, made.statistic) == (2, 0.25, "exact", 1)
     with pytest.raises(TypeError, match="unknown fields \\['statistc'\\]"):
-        frozen_instance(PermutationTestResult, statistc=1, **{k: v for k, v in kwargs.items() if k != "statistic"})
+        instance_maker(PermutationTestResult, "statistc", *(k for k in kwargs if k != "statistic"))
     with pytest.raises(TypeError, match="missing fields \\['alternative'\\]"):
-        frozen_instance(PermutationTestResult, **{k: v for k, v in kwargs.items() if k != "alternative"})
+        instance_maker(PermutationTestResult, *(k for k in kwargs if k != "alternative"))
+    with pytest.raises(TypeError, match="repeated fields"):
+        instance_maker(PermutationTestResult, "pvalue", *kwargs)

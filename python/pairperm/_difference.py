@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from . import _core
-from ._results import ConfidenceInterval, frozen_instance
+from ._results import ConfidenceInterval, instance_maker
 from ._validation import N_RESAMPLES, check_probability
 
 __all__ = ["BootstrapEffect", "OrderEffect", "ShiftEffect", "with_effect"]
@@ -110,10 +110,10 @@ class ShiftEffect:
     # samples per item): a mean per item divides by them, not by the number of units.
     n_items: int = 0
 
-    @classmethod
-    def of(cls, d: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
+    @staticmethod
+    def of(d: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
         # On the integer test's hot path: made without the dataclass's __init__.
-        return frozen_instance(cls, differences=_Differences(d), per=per, n_items=0 if n_items == len(d) else n_items)
+        return _make_shift_effect(_Differences(d), per, 0 if n_items == len(d) else n_items)
 
     def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""
@@ -130,6 +130,9 @@ class ShiftEffect:
         if self.n_items:  # units of several items: the summed difference's interval, per item
             return ConfidenceInterval(r.sum_difference.low / self.n_items, r.sum_difference.high / self.n_items)
         return r.mean_difference
+
+
+_make_shift_effect = instance_maker(ShiftEffect, "differences", "per", "n_items")
 
 
 @dataclasses.dataclass(frozen=True)

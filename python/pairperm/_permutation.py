@@ -135,11 +135,10 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
     if p is None:
         return None
     check_sampling(n_resamples, rng, n_jobs, func)
-    statistic = int(summary.observed)
-    r = exact_result(PermutationTestResult, statistic, p, log_p, method, alternative, RESULT_ENGINE[engine], False,
-                     summary, True)
+    statistic = summary.observed
     # The differences are the result's own: the caller may change x and y after this returns.
-    return with_effect(r, statistic, ShiftEffect.of(x - y if d is None else d, "sum"))
+    return exact_result(PermutationTestResult, statistic, p, log_p, method, alternative, RESULT_ENGINE[engine], False,
+                        summary, True, statistic, ShiftEffect.of(x - y if d is None else d, "sum"))
 
 
 def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamples: Any, rng: Any,

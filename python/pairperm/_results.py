@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, NamedTuple, Optional, Union
+from typing import Any, Callable, ClassVar, NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -55,31 +55,31 @@ def _plain(v: Any) -> Any:
     return v
 
 
-_FIELDS: dict = {}  # class -> (defaults, every field's name, the fields without a default)
-
-
-def frozen_instance(cls: type, **values: Any) -> Any:
-    """``cls(**values)`` for a frozen dataclass, every field not given at its default, made
-    without the dataclass's ``__init__``: that sets each field by ``object.__setattr__``, and
-    for a result's 16 fields costs as much as the rest of an exact test at N = 10^4. For the
-    library's own hot paths, whose values are already what the fields hold; unknown or
-    missing fields are refused as ``cls(**values)`` refuses them."""
-    known = _FIELDS.get(cls)
-    if known is None:
-        every = fields(cls)
-        known = _FIELDS[cls] = ({f.name: f.default for f in every if f.default is not MISSING},
-                                frozenset(f.name for f in every),
-                                frozenset(f.name for f in every if f.default is MISSING))
-    defaults, names, required = known
-    state = dict(defaults)
-    state.update(values)
-    # No unknown field, and then as many as the class has: none missing.
-    if not (names.issuperset(values) and len(state) == len(names)):
-        raise TypeError(f"{cls.__name__}: unknown fields {sorted(values.keys() - names)} or missing fields "
-                        f"{sorted(required - values.keys())}")
-    obj: Any = object.__new__(cls)
-    object.__setattr__(obj, "__dict__", state)
-    return obj
+def instance_maker(cls: type, *names: str) -> Callable[..., Any]:
+    """A function of the values of `names`, given in that order, that makes what
+    ``cls(**dict(zip(names, values)))`` makes for a frozen dataclass, every other field at its
+    default, without the dataclass's ``__init__``: that sets each field by
+    ``object.__setattr__``, and for a result's 16 fields costs as much as the rest of an exact
+    test at N = 10^4. For the library's own hot paths, whose values are already what the fields
+    hold. Unknown or missing fields are refused here, once, as ``cls(**values)`` refuses them."""
+    every = fields(cls)
+    defaults = {f.name: f.default for f in every if f.default is not MISSING}
+    unknown = [n for n in names if n not in {f.name for f in every}]
+    missing = [f.name for f in every if f.name not in defaults and f.name not in names]
+    if unknown or missing or len(set(names)) != len(names):
+        raise TypeError(f"{cls.__name__}: unknown fields {unknown}, missing fields {missing} or repeated fields "
+                        f"in {list(names)}")
+    # Generated, as dataclasses generate __init__: one store per field, by name, costs half of
+    # filling the dict from pairs. The names are the class's own field names.
+    stores = "".join(f"    state[{n!r}] = {n}\n" for n in names)
+    source = (f"def make({', '.join(names)}):\n    state = defaults.copy()\n{stores}"
+              "    obj = new(cls)\n    set_dict(obj, '__dict__', state)\n    return obj\n")
+    namespace: dict[str, Any] = {"defaults": defaults, "new": object.__new__, "set_dict": object.__setattr__,
+                                 "cls": cls}
+    exec(source, namespace)  # noqa: S102
+    make: Callable[..., Any] = namespace["make"]
+    make.__qualname__ = f"instance_maker.<{cls.__name__}>"
+    return make
 
 
 class _Result:

@@ -11,14 +11,14 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from . import _core
 from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError, warn_caller
-from ._results import PermutationTestResult, frozen_instance
+from ._results import MonteCarloTestResult, PermutationTestResult, instance_maker
 from ._statistics import RealSumStatistic, TiltNotCertified
 from ._stats import clopper_pearson, excludes
 from ._validation import (
@@ -64,6 +64,9 @@ class MonteCarloOptions:
         return seed_from_rng(self.rng, self.func)
 
 
+_default_options = instance_maker(MonteCarloOptions, "n_resamples", "rng", "func")
+
+
 def _default_sampling(n_resamples: Any, n_jobs: Any, alpha: Any = None, confidence_level: Any = 0.95) -> bool:
     """The default sampling arguments (or any number of resamples in range), valid without
     the checks that word their errors."""
@@ -83,7 +86,7 @@ def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, a
     by "auto" too: real-valued effects, or integer ones beyond the exact engines' reach)."""
     check_rng(rng, func)
     if _default_sampling(n_resamples, n_jobs, alpha, confidence_level):
-        return frozen_instance(MonteCarloOptions, n_resamples=n_resamples, rng=rng, func=func)
+        return _default_options(n_resamples, rng, func)
     k = check_n_resamples(n_resamples, func)
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
@@ -144,15 +147,23 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
                         effects.one_d)
 
 
+# The results of the exact engines, by result type.
+_EXACT_FIELDS = ("statistic", "pvalue", "log_pvalue", "method", "alternative", "engine", "pvalue_is_bound", "_null",
+                 "difference", "_effect")
+_EXACT_RESULT: dict[type, Callable[..., Any]] = {
+    t: instance_maker(t, *_EXACT_FIELDS) for t in (PermutationTestResult, MonteCarloTestResult)
+}
+
+
 def exact_result(result_type: type, statistic: Any, p: float, log_p: float, method: str, alternative: str,
-                 engine: str, bound: bool, summary: Any, one_d: bool) -> Any:
+                 engine: str, bound: bool, summary: Any, one_d: bool, difference: Any = None,
+                 effect: Any = None) -> Any:
     """The result of an exact engine (`engine` as results name it), which keeps the recipe of
-    its null distribution: the grouped engine's, or the DP's or FFT's where those ran."""
+    its null distribution: the grouped engine's, or the DP's or FFT's where those ran; with the
+    difference and its interval's record where the caller has them."""
     null_engine = engine if engine in ("dp", "fft") else "auto"
-    return frozen_instance(
-        result_type, statistic=statistic, pvalue=p, log_pvalue=log_p, method=method, alternative=alternative,
-        engine=engine, pvalue_is_bound=bound, _null=NullRecipe(summary, one_d, null_engine),
-    )
+    return _EXACT_RESULT[result_type](statistic, p, log_p, method, alternative, engine, bound,
+                                      NullRecipe(summary, one_d, null_engine), difference, effect)
 
 
 def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
