@@ -241,12 +241,14 @@ void count_bytes(const std::uint8_t* d, std::size_t m, std::uint32_t seen, std::
 }
 
 // The summary of paired scores from the tally of |x - y| < 256 and sum(x) - sum(y):
-// stay = d, swap = -d, so L = -sum |d|, s_obs = sum d, 2 E[S] = 0, k = 2 |d|.
-void summary_from_byte_counts(const std::int64_t* counts, std::int64_t observed, EffectSummary& s) {
+// stay = d, swap = -d, so L = -sum |d|, s_obs = sum d, 2 E[S] = 0, k = 2 |d|. `seen`, the OR
+// of every |x - y|, bounds the values present: no count above it is read.
+void summary_from_byte_counts(const std::int64_t* counts, std::uint32_t seen, std::int64_t observed,
+                              EffectSummary& s) {
     std::int64_t abs_sum = 0;
     s.groups.clear();
-    s.groups.reserve(static_cast<std::size_t>(std::count_if(counts + 1, counts + byte_values, [](std::int64_t c) { return c != 0; })));
-    for (std::size_t a = 1; a < byte_values; ++a) {
+    s.groups.reserve(static_cast<std::size_t>(std::count_if(counts + 1, counts + seen + 1, [](std::int64_t c) { return c != 0; })));
+    for (std::size_t a = 1; a <= seen; ++a) {
         const std::int64_t c = counts[a];
         if (c == 0) continue;
         abs_sum += static_cast<std::int64_t>(a) * c;
@@ -303,7 +305,7 @@ PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::i
         observed += static_cast<std::int64_t>(block_sum);
         count_bytes(diff.data(), m, seen, counts.data());
     }
-    summary_from_byte_counts(counts.data(), observed, s);
+    summary_from_byte_counts(counts.data(), seen_all, observed, s);
     return true;
 }
 
@@ -328,6 +330,7 @@ EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y,
                                      std::int64_t sum_y) {
     std::array<std::uint8_t, byte_block> diff;
     std::array<std::int64_t, byte_values> counts{};
+    std::uint32_t seen_all = 0;
     for (std::size_t start = 0; start < n; start += byte_block) {
         const std::size_t m = std::min(byte_block, n - start);
         std::uint32_t seen = 0;
@@ -338,9 +341,10 @@ EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y,
             diff[j] = a;
         }
         count_bytes(diff.data(), m, seen, counts.data());
+        seen_all |= seen;
     }
     EffectSummary s;
-    summary_from_byte_counts(counts.data(), sum_x - sum_y, s);
+    summary_from_byte_counts(counts.data(), seen_all, sum_x - sum_y, s);
     finish(s);
     return s;
 }
