@@ -90,6 +90,63 @@ def test_no_test_hooks_in_the_shipped_module():
     assert not [name for name in dir(_core) if name.startswith("_raise")]
 
 
+def _grouped_tails_under(kind: str, laws: list) -> tuple[str, list]:
+    """The vector math reported and the grouped tails' (p, log p) of `laws`, (stay, alternative)
+    pairs with swap = -stay, in a process whose vector math is capped at `kind`."""
+    import json
+    import os
+
+    code = f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent("""
+        import json
+        import numpy as np
+        from pairperm import _core
+        laws = json.load(sys.stdin)
+        out = [_core.grouped_pvalue(_core.summarize(np.array(stay), -np.array(stay)), alt) for stay, alt in laws]
+        print(json.dumps([_core.vector_math, out]))
+    """)
+    env = {**os.environ, "PAIRPERM_VECTOR_MATH": kind}
+    done = subprocess.run([sys.executable, "-c", code], input=json.dumps([(s.tolist(), a) for s, a in laws]),
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    reported, tails = json.loads(done.stdout)
+    return reported, tails
+
+
+def _tail_laws():
+    """Groups of every size (by squaring and by logarithms, 64 and 65 entries included), the
+    observed sum walked from the centre into the tail: (stay, alternative) pairs."""
+    counts = [300, 150, 65, 64, 63, 40, 20, 9, 8, 5, 2, 1]
+    k = np.concatenate([np.full(c, step) for step, c in enumerate(counts, start=1)])
+    signs = np.where(np.random.default_rng(5).random(k.size) < 0.5, 1, -1)
+    for shift in (0, 150, 300, 450):
+        signs[:shift] = 1
+        for alt in ("two-sided", "greater", "less"):
+            yield signs * k, alt
+
+
+def test_every_vector_math_kind_gives_the_exact_tails():
+    from reference import exact_pvalue, log_fraction, rel_err
+
+    laws = list(_tail_laws())
+    exact = [exact_pvalue(stay, -stay, alt) for stay, alt in laws]
+    runs = {kind: _grouped_tails_under(kind, laws) for kind in ("avx512", "avx2", "libm")}
+    # A cap is a ceiling: a CPU or build without the asked-for kind runs the next one down.
+    order = ["libm", "avx2", "avx512"]
+    for kind, (reported, _) in runs.items():
+        assert order.index(reported) <= order.index(kind), (kind, reported)
+    assert runs["libm"][0] == "libm"
+    for kind, (_, tails) in runs.items():
+        for (p, log_p), e in zip(tails, exact):
+            assert rel_err(p, e) <= 1e-12, kind
+            assert abs(log_p - log_fraction(e)) <= 1e-12 * max(1.0, abs(log_fraction(e))), kind
+    # The kinds agree far inside the tails' accuracy.
+    for (_, log_p), (_, log_q) in zip(runs["avx512"][1], runs["libm"][1]):
+        assert abs(log_p - log_q) <= 1e-13 * max(1.0, abs(log_q))
+    # Any other value is refused by name, not read as no cap.
+    with pytest.raises(AssertionError, match="PAIRPERM_VECTOR_MATH must be avx512, avx2 or libm; got 'avx'"):
+        _grouped_tails_under("avx", laws[:1])
+
+
 # -- the ratio statistic object and pmfs read in place ----------------------------------------
 
 

@@ -134,6 +134,11 @@ void complex_power(double br, double bi, unsigned e, double& wr, double& wi) {
 // at c = 64) where the logarithms keep a few ulp near y = 0; away from it the two are alike,
 // and either is far inside the 1e-12 the tails are held to.
 constexpr double few_entries = 64.0;
+bool by_logarithms(const TiltedGroup& g) { return g.count > few_entries; }
+
+// Every factor has |z| <= 1, so each partial magnitude bounds the whole: a frequency whose
+// partial |phi|^2 is below this is negligible.
+const double negligible_sq = std::exp(2.0 * log_negligible);
 
 // Phase 4. A frequency 2 pi j / M that the bound keeps: its index and the product of its groups
 // of few entries (its large groups' arguments of log1p and atan go to the caller's arrays).
@@ -144,8 +149,8 @@ struct Candidate {
 
 // Each residual factor (1 - r) + r e^{sign i y}, y = 2 pi j k' / M, needs only cos y and
 // sin y (a table look-up): |.|^2 = 1 - 4 r (1 - r) sin^2(y / 2). Writes u[i] and t[i] for the
-// i-th group of more than few_entries: -4 r (1 - r) sin^2(y / 2) and arg z = atan(im / re);
-// false where the frequency is negligible.
+// i-th group taken by_logarithms: -4 r (1 - r) sin^2(y / 2), whose log1p is log |z|^2, and
+// im / re, whose atan is arg z; false where the frequency is negligible.
 bool bound_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const UnitRoots& roots,
                      std::vector<double>& scratch, Candidate& c, double* u, double* t) {
     const std::int64_t Mi = roots.modulus();
@@ -164,17 +169,16 @@ bool bound_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const Un
         scratch[2 * i] = s2;
         scratch[2 * i + 1] = sy;
     }
-    // Every factor has |z| <= 1, so each partial magnitude bounds the whole.
-    const double negligible_sq = std::exp(2.0 * log_negligible);
     double pr = 1.0, pi_ = 0.0;
     for (std::size_t i = 0; i < gs.size(); ++i) {
         const TiltedGroup& g = gs[i];
         const double s2 = scratch[2 * i], sy = scratch[2 * i + 1];
         const double re = 1.0 - 2.0 * g.r * s2;
         const double im = g.sign * g.r * sy;
-        if (g.count > few_entries) {
-            // re = 1 - 2 r sin^2(y / 2) > 0 here (r <= 1/2; re = 0 would make the factor 0, and
-            // its log1p -inf): the argument is atan(im / re), which costs 2/3 of atan2.
+        if (by_logarithms(g)) {
+            // re = 1 - 2 r sin^2(y / 2) >= 0 (r <= 1/2), so arg z is atan(im / re), which costs
+            // 2/3 of atan2. re = 0 makes the factor 0: its log1p(-1) = -inf drops the frequency,
+            // whatever the 0 / 0 here gives.
             *u++ = -g.four_rq * s2;
             *t++ = im / re;
             continue;
@@ -207,10 +211,10 @@ std::vector<KeptFrequency> sparse_spectrum(const ReducedLaw& law, double theta, 
     std::int64_t shift = 0;
     const std::vector<TiltedGroup> gs = tilted_groups(law, theta, Mi, shift);
     const std::int64_t phase_shift = mod_positive(w0 - shift, Mi);
-    std::vector<double> large_counts;  // the groups of more than few_entries, in the order of gs
+    std::vector<double> large_counts;  // the groups taken by_logarithms, in the order of gs
     large_counts.reserve(gs.size());
     for (const TiltedGroup& g : gs)
-        if (g.count > few_entries) large_counts.push_back(g.count);
+        if (by_logarithms(g)) large_counts.push_back(g.count);
     const std::size_t n_large = large_counts.size();
     // Candidates are gathered in batches, so that each transcendental function runs over many
     // arguments at once (several to a vector register) while the arrays stay small.
@@ -223,7 +227,6 @@ std::vector<KeptFrequency> sparse_spectrum(const ReducedLaw& law, double theta, 
     double *const u = work.get(), *const t = u + batch * n_large, *const log_mag = t + batch * n_large;
     double *const mag = log_mag + batch, *const phase = mag + batch, *const sin_phase = phase + batch,
                   *const cos_phase = sin_phase + batch;
-    const double negligible_sq = std::exp(2.0 * log_negligible);
     std::vector<KeptFrequency> kept;
     kept.reserve(64);  // a few dozen are kept at N = 10^4 to 10^7: no regrowth in between
     auto flush = [&] {

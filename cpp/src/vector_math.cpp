@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #if defined(PAIRPERM_LIBMVEC)
 #include <immintrin.h>
@@ -46,6 +49,11 @@ double libm_exp(double x) { return std::exp(x); }
 double libm_sin(double x) { return std::sin(x); }
 double libm_cos(double x) { return std::cos(x); }
 
+Kernels libm_kernels() {
+    return {libm_each<libm_log1p>, libm_each<libm_atan>, libm_each<libm_exp>, libm_each<libm_sin>,
+            libm_each<libm_cos>, "libm"};
+}
+
 #if defined(PAIRPERM_LIBMVEC)
 // The last n mod 8 (4) values go through a zero-padded copy: every function is finite at 0.
 template <__m512d (*F)(__m512d)>
@@ -72,17 +80,22 @@ __attribute__((target("avx2"))) void avx2_each(double* v, std::size_t n) {
 #endif
 
 Kernels pick() {
+    // PAIRPERM_VECTOR_MATH=avx2 or =libm caps the choice: to compare the paths on one machine,
+    // or to reproduce a slower CPU's last bits.
+    const char* env = std::getenv("PAIRPERM_VECTOR_MATH");
+    const std::string cap = env == nullptr || *env == '\0' ? "avx512" : env;
+    if (cap != "avx512" && cap != "avx2" && cap != "libm")
+        throw std::invalid_argument("PAIRPERM_VECTOR_MATH must be avx512, avx2 or libm; got '" + cap + "'");
 #if defined(PAIRPERM_LIBMVEC)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (cap == "avx512" && __builtin_cpu_supports("avx512f"))
         return {avx512_each<_ZGVeN8v_log1p>, avx512_each<_ZGVeN8v_atan>, avx512_each<_ZGVeN8v_exp>,
                 avx512_each<_ZGVeN8v_sin>, avx512_each<_ZGVeN8v_cos>, "avx512"};
-    if (__builtin_cpu_supports("avx2"))
+    if (cap != "libm" && __builtin_cpu_supports("avx2"))
         return {avx2_each<_ZGVdN4v_log1p>, avx2_each<_ZGVdN4v_atan>, avx2_each<_ZGVdN4v_exp>,
                 avx2_each<_ZGVdN4v_sin>, avx2_each<_ZGVdN4v_cos>, "avx2"};
 #endif
-    return {libm_each<libm_log1p>, libm_each<libm_atan>, libm_each<libm_exp>, libm_each<libm_sin>,
-            libm_each<libm_cos>, "libm"};
+    return libm_kernels();
 }
 
 const Kernels& kernels() {

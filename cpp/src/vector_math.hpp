@@ -3,7 +3,8 @@
 // values go through one call, within 4 ulp of the true value; elsewhere (other platforms, older
 // glibc, a build with PAIRPERM_VECTOR_MATH off, a CPU without AVX2) each value is one libm call.
 // Results may then differ in the last bits between machines, never by more than those ulps.
-// pairperm::vector_math_kind() (pvalue.hpp) names the one in use.
+// pairperm::vector_math_kind() (pvalue.hpp) names the one in use; the environment variable
+// PAIRPERM_VECTOR_MATH=avx2 or =libm, read once, caps it.
 #pragma once
 
 #include <cstddef>
