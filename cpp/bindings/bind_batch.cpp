@@ -10,11 +10,12 @@ namespace {
 // A NumPy array of native int64, C-contiguous, read in place (no conversion, no copy).
 using int64_in_place = py::array_t<std::int64_t, py::array::c_style>;
 
-// The array behind h where it is a 1-D int64_in_place, else nullptr.
+// The array behind h where it is a 1-D int64_in_place whose entries are aligned (a view
+// at an odd byte offset is not: reading it as int64 is undefined), else nullptr.
 const std::int64_t* int64_vector(py::handle h, std::size_t& n) {
     if (!int64_in_place::check_(h)) return nullptr;
     const auto a = py::reinterpret_borrow<int64_in_place>(h);
-    if (a.ndim() != 1) return nullptr;
+    if (a.ndim() != 1 || (a.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_) == 0) return nullptr;
     n = static_cast<std::size_t>(a.shape(0));
     return a.data();
 }
@@ -46,8 +47,8 @@ void bind_batch(py::module_& m) {
         },
         py::arg("x"), py::arg("y"), py::arg("alternative"), py::arg("method"), py::arg("limits"),
         "(summary, pvalue, log_pvalue, engine, differences) of the paired-permutation test of sum(x) - sum(y), "
-        "the summary made in the same call; None unless x and y are 1-D C-contiguous native int64 arrays of one "
-        "length, read in place. pvalue is None where the planner's engine is not the trivial p = 1, "
+        "the summary made in the same call; None unless x and y are 1-D C-contiguous aligned native int64 arrays "
+        "of one length, read in place. pvalue is None where the planner's engine is not the trivial p = 1, "
         "the DP or the grouped tail, or declined (the caller's general route then runs it). differences: x - y "
         "as int8, written in the summary's pass, or None where some |x - y| >= 128.");
     m.def(
