@@ -507,3 +507,29 @@ def test_results_made_on_the_hot_path_refuse_unknown_and_missing_fields():
         instance_maker(PermutationTestResult, *(k for k in kwargs if k != "alternative"))
     with pytest.raises(TypeError, match="repeated fields"):
         instance_maker(PermutationTestResult, "pvalue", *kwargs)
+
+
+def test_instance_maker_makes_what_the_constructor_makes_or_refuses_the_class():
+    import dataclasses
+
+    from pairperm._results import instance_maker
+
+    # Field names that the generated function could confuse with its own.
+    for name in ("state", "cls", "defaults", "new", "obj", "make", "self"):
+        cls = dataclasses.make_dataclass("C", [(name, int), ("z", int, dataclasses.field(default=0))], frozen=True)
+        made = instance_maker(cls, name)(5)
+        assert made == cls(**{name: 5}) and list(vars(made).items()) == list(vars(cls(**{name: 5})).items())
+    with pytest.raises(TypeError, match="reserved"):
+        instance_maker(dataclasses.make_dataclass("C", [("_maker_state", int)], frozen=True), "_maker_state")
+    # Only what __init__ would do: no __post_init__, default_factory or init=False field.
+    with_factory = dataclasses.make_dataclass("F", [("a", int), ("b", list, dataclasses.field(default_factory=list))])
+    with pytest.raises(TypeError, match="default_factory"):
+        instance_maker(with_factory, "a")
+    checked = dataclasses.make_dataclass("P", [("a", int)], namespace={"__post_init__": lambda self: None})
+    with pytest.raises(TypeError, match="__post_init__"):
+        instance_maker(checked, "a")
+    not_init = dataclasses.make_dataclass("N", [("a", int), ("b", int, dataclasses.field(default=2, init=False))],
+                                          frozen=True)
+    with pytest.raises(TypeError, match="unknown fields \\['b'\\]"):
+        instance_maker(not_init, "a", "b")
+    assert vars(instance_maker(not_init, "a")(1)) == vars(not_init(1))

@@ -61,21 +61,32 @@ def instance_maker(cls: type, *names: str) -> Callable[..., Any]:
     default, without the dataclass's ``__init__``: that sets each field by
     ``object.__setattr__``, and for a result's 16 fields costs as much as the rest of an exact
     test at N = 10^4. For the library's own hot paths, whose values are already what the fields
-    hold. Unknown or missing fields are refused here, once, as ``cls(**values)`` refuses them."""
-    every = fields(cls)
-    defaults = {f.name: f.default for f in every if f.default is not MISSING}
+    hold. Refused here, once: names that are not init fields, missing or repeated fields, and
+    classes whose ``__init__`` does more than store fields (``__post_init__``, a
+    ``default_factory``)."""
+    every = [f for f in fields(cls) if f.init]
+    factories = [f.name for f in fields(cls) if f.default_factory is not MISSING]
+    if hasattr(cls, "__post_init__") or factories:
+        raise TypeError(f"{cls.__name__}: __post_init__ or default_factory fields {factories} need __init__")
     unknown = [n for n in names if n not in {f.name for f in every}]
-    missing = [f.name for f in every if f.name not in defaults and f.name not in names]
+    missing = [f.name for f in every if f.default is MISSING and f.name not in names]
     if unknown or missing or len(set(names)) != len(names):
         raise TypeError(f"{cls.__name__}: unknown fields {unknown}, missing fields {missing} or repeated fields "
                         f"in {list(names)}")
+    # The fields __init__ sets, in its order (those given are stored over their placeholder),
+    # so that the instance's __dict__ reads as __init__ would fill it.
+    defaults = {f.name: None if f.default is MISSING else f.default for f in every}
     # Generated, as dataclasses generate __init__: one store per field, by name, costs half of
-    # filling the dict from pairs. The names are the class's own field names.
-    stores = "".join(f"    state[{n!r}] = {n}\n" for n in names)
-    source = (f"def make({', '.join(names)}):\n    state = defaults.copy()\n{stores}"
-              "    obj = new(cls)\n    set_dict(obj, '__dict__', state)\n    return obj\n")
-    namespace: dict[str, Any] = {"defaults": defaults, "new": object.__new__, "set_dict": object.__setattr__,
-                                 "cls": cls}
+    # filling the dict from pairs. The parameters are the class's field names; the function's
+    # own names carry a prefix no field may use.
+    if any(n.startswith("_maker_") for n in names):
+        raise TypeError(f"{cls.__name__}: field names starting with _maker_ are reserved here")
+    stores = "".join(f"    _maker_state[{n!r}] = {n}\n" for n in names)
+    source = (f"def make({', '.join(names)}):\n    _maker_state = _maker_defaults.copy()\n{stores}"
+              "    _maker_obj = _maker_new(_maker_cls)\n    _maker_set(_maker_obj, '__dict__', _maker_state)\n"
+              "    return _maker_obj\n")
+    namespace: dict[str, Any] = {"_maker_defaults": defaults, "_maker_new": object.__new__,
+                                 "_maker_set": object.__setattr__, "_maker_cls": cls}
     exec(source, namespace)  # noqa: S102
     make: Callable[..., Any] = namespace["make"]
     make.__qualname__ = f"instance_maker.<{cls.__name__}>"
