@@ -20,7 +20,7 @@ import dataclasses
 import math
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from . import _core
 from ._results import ConfidenceInterval, instance_maker
 from ._validation import N_RESAMPLES, check_probability
 
-__all__ = ["BootstrapEffect", "OrderEffect", "ShiftEffect", "with_effect"]
+__all__ = ["BootstrapEffect", "OrderEffect", "ShiftEffect"]
 
 # The signed-rank interval uses the exact null of the rank sum up to this many items (its
 # counts stay below 2^63); beyond, the normal approximation with a continuity correction.
@@ -41,15 +41,6 @@ _WALSH_LISTED_MAX = 200
 # 5000); beyond, the normal approximation with a continuity correction.
 SIGN_EXACT_MAX = 5000
 _STANDARD_NORMAL = NormalDist()
-
-
-def with_effect(result: Any, difference: Optional[float], effect: Any) -> Any:
-    """`result`, just made by a test and not yet seen by anyone, given its difference and the
-    record behind its confidence interval (set in place: a copy would cost more than some
-    exact tests)."""
-    object.__setattr__(result, "difference", difference)
-    object.__setattr__(result, "_effect", effect)
-    return result
 
 
 def _no_options(options: dict, what: str) -> None:

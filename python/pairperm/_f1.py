@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _core
 from ._bootstrap import statistics_by_name
-from ._difference import BootstrapEffect, ratio_metric, with_effect
+from ._difference import BootstrapEffect, ratio_metric
 from ._effects import LocalEffects
 from ._files import read_table
 from ._results import PermutationTestResult
@@ -209,9 +209,9 @@ def _ratio_test(kind: str, func: str, x: Any, y: Any, alternative: Any, method: 
                 n_resamples: Any, rng: Any, n_jobs: Any, groups: Any = None) -> PermutationTestResult:
     effects, stat, mc, pr = _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples,
                                               rng, n_jobs, func, groups)
-    r = run(effects, stat, alternative=alternative, method=method, func=func, mc=mc)
     metric = functools.partial(ratio_metric, kind=kind, beta=float(beta), zero_division=float(zero_division))
-    return with_effect(r, r.statistic, BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
+    return run(effects, stat, alternative=alternative, method=method, func=func, mc=mc,
+               effect=BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
 
 
 _DOC_COMMON = """

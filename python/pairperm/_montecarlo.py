@@ -6,7 +6,6 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ._difference import with_effect
 from ._results import MonteCarloTestResult
 from ._runner import monte_carlo_options, run
 from ._structured import read_effects_and_statistic
@@ -144,9 +143,9 @@ def monte_carlo_test(
     """
     effects, stat, mc = _monte_carlo_test_iv(stay, swap, statistic, n_resamples, rng, alternative, alpha,
                                              confidence_level, rtol, n_jobs, method, groups)
-    r = run(effects, stat, alternative=alternative, method=method, func="monte_carlo_test", mc=mc,
-            result_type=MonteCarloTestResult)
+    effect = None
     if statistic is None and effects.one_d and np.array_equal(effects.swap, -effects.stay):
         # Sign-flip effects x - y, y - x: S is sum(x) - sum(y), a difference of two systems' sums.
-        return with_effect(r, r.statistic, effects.shift_effect("sum"))
-    return r
+        effect = effects.shift_effect("sum")
+    return run(effects, stat, alternative=alternative, method=method, func="monte_carlo_test", mc=mc,
+               result_type=MonteCarloTestResult, effect=effect)

@@ -7,7 +7,7 @@ from typing import Any, Literal, Optional, Union
 import numpy as np
 
 from . import _core, _runner
-from ._difference import ShiftEffect, with_effect
+from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
@@ -260,5 +260,5 @@ def permutation_test(
             return r
     effects, stat, mc, n_items = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol,
                                                       groups)
-    r = run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc)
-    return with_effect(r, r.statistic, effects.shift_effect("sum", n_items))
+    return run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc,
+               effect=effects.shift_effect("sum", n_items))

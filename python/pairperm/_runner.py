@@ -110,9 +110,12 @@ def plan(effects: LocalEffects, kind: str, method: str) -> Any:
 
 
 def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func: str,
-        mc: MonteCarloOptions, result_type: type = PermutationTestResult) -> Any:
+        mc: MonteCarloOptions, result_type: type = PermutationTestResult, effect: Any = None) -> Any:
     """Run one test: `method` is "auto", "exact", "dp", "fft", "monte_carlo" or
-    "importance_sampling" (a callable statistic's tilted sampler)."""
+    "importance_sampling" (a callable statistic's tilted sampler). Where the statistic is a
+    difference of two systems' metrics, `effect` is the record behind its confidence interval,
+    and the result's ``difference`` is the statistic."""
+    shown = {} if effect is None else {"difference": stat.value, "_effect": effect}
     if method == "importance_sampling":
         from ._smooth import smooth_pvalue
 
@@ -121,7 +124,7 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
         return result_type(
             statistic=stat.value, pvalue=r.pvalue, log_pvalue=r.log_pvalue, method=method, alternative=alternative,
             engine="importance_sampling", n_resamples=r.n_resamples, hits=r.hits, pvalue_ci=r.pvalue_ci,
-            log_pvalue_ci=r.log_pvalue_ci, pvalue_is_bound=r.pvalue_is_bound,
+            log_pvalue_ci=r.log_pvalue_ci, pvalue_is_bound=r.pvalue_is_bound, **shown,
         )
     if method == "monte_carlo":
         est = monte_carlo(effects, stat, alternative, mc)
@@ -135,16 +138,16 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
         return result_type(
             statistic=stat.value, pvalue=est.pvalue, log_pvalue=math.log(est.pvalue), method=method,
             alternative=alternative, engine="monte_carlo", n_resamples=est.n_resamples, hits=est.hits,
-            pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early, pvalue_is_floor=est.hits == 0,
+            pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early, pvalue_is_floor=est.hits == 0, **shown,
         )
     if effects.is_real:
-        return _real(effects, stat, alternative, method, func, mc, result_type)
+        return _real(effects, stat, alternative, method, func, mc, result_type, shown)
     exact = _exact(effects, stat, alternative, plan(effects, stat.kind, method), func)
     if exact is None:
-        return _real_valued_sum(effects, stat, alternative, method, func, mc, result_type)
+        return _real_valued_sum(effects, stat, alternative, method, func, mc, result_type, shown)
     p, log_p, engine, bound = exact
     return exact_result(result_type, stat.value, p, log_p, method, alternative, engine, bound, effects.summary,
-                        effects.one_d)
+                        effects.one_d, shown.get("difference"), effect)
 
 
 # The results of the exact engines, by result type.
@@ -160,21 +163,21 @@ def exact_result(result_type: type, statistic: Any, p: float, log_p: float, meth
                  effect: Any = None) -> Any:
     """The result of an exact engine (`engine` as results name it), which keeps the recipe of
     its null distribution: the grouped engine's, or the DP's or FFT's where those ran; with the
-    difference and its interval's record where the caller has them."""
+    difference of two systems' metrics and the record behind its interval where there is one."""
     null_engine = engine if engine in ("dp", "fft") else "auto"
     return _EXACT_RESULT[result_type](statistic, p, log_p, method, alternative, engine, bound,
                                       NullRecipe(summary, one_d, null_engine), difference, effect)
 
 
 def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
-          mc: MonteCarloOptions, result_type: type) -> Any:
+          mc: MonteCarloOptions, result_type: type, shown: dict) -> Any:
     """Real-valued local effects: no dense distribution exists, so exact means enumeration
     (meet in the middle for the sum, listing for other statistics) and large inputs are
     estimated with a relative error bar (tilted importance sampling)."""
     if method in ("dp", "fft"):
         raise ValueError(f"{func}: method={method!r} needs integer local effects; real-valued scores take "
                          "'auto', 'exact' or 'monte_carlo'")
-    done = dict(statistic=stat.value, method=method, alternative=alternative)
+    done = dict(statistic=stat.value, method=method, alternative=alternative, **shown)
     if hasattr(stat, "exact_or_tilted"):
         r = stat.exact_or_tilted(alternative, method, mc.n_resamples, mc.seed, mc.n_jobs)
         engine = "meet_in_the_middle" if r.method == "exact" else r.method
@@ -196,12 +199,12 @@ def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func:
 
 
 def _real_valued_sum(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
-                     mc: MonteCarloOptions, result_type: type) -> Any:
+                     mc: MonteCarloOptions, result_type: type, shown: dict) -> Any:
     """Integer effects too widely spread for the grouped engine and too many to list: the
     planner hands the sum to the real-valued engine, exact in float64 for them (meet in the
     middle up to 40 varying entries, tilted importance sampling beyond: `engine` says which)."""
     real = LocalEffects.real(effects.stay.astype(np.float64), effects.swap.astype(np.float64))
-    r = _real(real, RealSumStatistic(real, 0.0), alternative, method, func, mc, result_type)
+    r = _real(real, RealSumStatistic(real, 0.0), alternative, method, func, mc, result_type, shown)
     return dataclasses.replace(r, statistic=stat.value)
 
 
