@@ -24,8 +24,8 @@ from pairperm.datasets import ner_like, stanza_pos_like  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 
-def one_pass(*arrays: np.ndarray):
-    return lambda: [a.sum() for a in arrays]
+def one_pass(x: np.ndarray, y: np.ndarray):
+    return lambda: x.sum() + y.sum()
 
 
 def repeats_within(fn, budget: float = 0.3) -> int:
