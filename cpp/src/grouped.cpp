@@ -131,8 +131,10 @@ void complex_power(double br, double bi, unsigned e, double& wr, double& wi) {
 // A group's factor z^c is multiplied out by squaring where it has few entries (c <= 64: at
 // most a dozen products, cheaper than a log1p and an atan); larger groups go through c log|z|
 // and c arg z. Squaring carries z's rounding into z^c, a relative error of up to ~c ulp (~1e-14
-// at c = 64) where the logarithms keep a few ulp near y = 0; away from it the two are alike,
-// and either is far inside the 1e-12 the tails are held to.
+// at c = 64) where the logarithms keep a few ulp near y = 0. Where |z| is small, log1p(-4 r (1 - r)
+// sin^2(y / 2)) loses ~eps / |z|^2 of it, which squaring does not; that only matters for a factor
+// that is not then negligible, |z|^2 > e^{-100 / c}: ~1e-14 at c = 64, far inside the 1e-12 the
+// tails are held to, but not for groups of a few entries, whatever a log1p costs.
 constexpr double few_entries = 64.0;
 bool by_logarithms(const TiltedGroup& g) { return g.count > few_entries; }
 
