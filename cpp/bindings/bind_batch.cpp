@@ -32,10 +32,13 @@ void bind_batch(py::module_& m) {
             if (a == nullptr || b == nullptr || n != n_y) return py::none();
             const Alternative alt = parse_alternative(alternative);
             const Method how = parse_method(method);
-            py::array_t<std::int8_t> differences(static_cast<py::ssize_t>(n));
-            std::int8_t* d = differences.mutable_data();
-            // Reads the two buffers and writes `differences`, which nobody else sees yet; the
-            // summary is ours until returned.
+            // A bytes object (cheaper to make than an array) that nobody else sees yet: the C API
+            // lets its maker fill it before handing it out.
+            auto differences =
+                py::reinterpret_steal<py::bytes>(PyBytes_FromStringAndSize(nullptr, static_cast<py::ssize_t>(n)));
+            if (!differences) throw py::error_already_set();
+            auto* d = reinterpret_cast<std::int8_t*>(PyBytes_AS_STRING(differences.ptr()));
+            // Reads the two buffers and writes `differences`; the summary is ours until returned.
             EffectSummary summary;
             auto [r, bytes] = without_gil([&] {
                 const bool fit = summarize_paired(a, b, n, summary, d);
@@ -50,7 +53,7 @@ void bind_batch(py::module_& m) {
         "the summary made in the same call; None unless x and y are 1-D C-contiguous aligned native int64 arrays "
         "of one length, read in place. pvalue is None where the planner's engine is not the trivial p = 1, "
         "the DP or the grouped tail, or declined (the caller's general route then runs it). differences: x - y "
-        "as int8, written in the summary's pass, or None where some |x - y| >= 128.");
+        "as int8 in a bytes object, written in the summary's pass, or None where some |x - y| >= 128.");
     m.def(
         "batch_grouped_pvalues",
         [](const int_array& scores, const int_array& pairs, const std::string& alternative, unsigned n_threads,

@@ -66,17 +66,18 @@ class _Differences:
     which may change after the test), kept as given (no sort while the test runs) and pickled
     as their multiset: the distinct values and their counts where values repeat (0/1 scores
     pickle three numbers), the values alone otherwise. The integer test's core writes them as
-    bytes in its summary pass; they read as int64, so that no sum over them can wrap."""
+    int8 into a bytes object in its summary pass; they read as int64, so that no sum over them
+    can wrap."""
 
     __slots__ = ("_d",)
 
-    def __init__(self, d: np.ndarray) -> None:
+    def __init__(self, d: Union[np.ndarray, bytes]) -> None:
         self._d = d
 
     @property
     def d(self) -> np.ndarray:
-        if self._d.dtype == np.int8:
-            self._d = self._d.astype(np.int64)
+        if isinstance(self._d, bytes):
+            self._d = np.frombuffer(self._d, dtype=np.int8).astype(np.int64)
         return self._d
 
     def __getstate__(self) -> dict:
@@ -102,7 +103,7 @@ class ShiftEffect:
     n_items: int = 0
 
     @staticmethod
-    def of(d: np.ndarray, per: str, n_items: int = 0) -> ShiftEffect:
+    def of(d: Union[np.ndarray, bytes], per: str, n_items: int = 0) -> ShiftEffect:
         # On the integer test's hot path: made without the dataclass's __init__.
         return _make_shift_effect(_Differences(d), per, 0 if n_items == len(d) else n_items)
 
