@@ -120,9 +120,9 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
     tail (the batch of compare_systems takes the same route for each pair), as the general
     route computes them bit for bit, its arguments checked in the same order. None where the
     general route has to run: arrays the core cannot read in place (other dtypes or shapes,
-    strided), another engine, an engine that declined, or sums the core refuses (whose error
-    the general route words); it then reads the inputs once more, which those routes far
-    outweigh."""
+    strided or misaligned), another engine, an engine that declined, or sums the core refuses
+    (whose error the general route words); it then reads the inputs once more, which those
+    routes far outweigh."""
     func = "permutation_test"
     check_alternative(alternative, func)
     try:
