@@ -39,10 +39,25 @@ struct Kernels {
     const char* kind;
 };
 
-template <double (*F)(double)>
-void libm_each(double* v, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) v[i] = F(v[i]);
+// f applied to v[0, n) in blocks of W values: Block does one block in place, and the last
+// n mod W values go through a zero-padded copy (every function here is finite at 0).
+template <std::size_t W, void (*Block)(double*)>
+void in_blocks(double* v, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + W <= n; i += W) Block(v + i);
+    if (i == n) return;
+    double pad[W] = {};
+    std::copy(v + i, v + n, pad);
+    Block(pad);
+    std::copy(pad, pad + (n - i), v + i);
 }
+
+template <double (*F)(double)>
+void libm_block(double* v) {
+    *v = F(*v);
+}
+template <double (*F)(double)>
+constexpr Each libm_each = in_blocks<1, libm_block<F>>;
 double libm_log1p(double x) { return std::log1p(x); }
 double libm_atan(double x) { return std::atan(x); }
 double libm_exp(double x) { return std::exp(x); }
@@ -55,28 +70,19 @@ Kernels libm_kernels() {
 }
 
 #if defined(PAIRPERM_LIBMVEC)
-// The last n mod 8 (4) values go through a zero-padded copy: every function is finite at 0.
 template <__m512d (*F)(__m512d)>
-__attribute__((target("avx512f"))) void avx512_each(double* v, std::size_t n) {
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm512_storeu_pd(v + i, F(_mm512_loadu_pd(v + i)));
-    if (i == n) return;
-    double pad[8] = {};
-    std::copy(v + i, v + n, pad);
-    _mm512_storeu_pd(pad, F(_mm512_loadu_pd(pad)));
-    std::copy(pad, pad + (n - i), v + i);
+__attribute__((target("avx512f"))) void avx512_block(double* v) {
+    _mm512_storeu_pd(v, F(_mm512_loadu_pd(v)));
 }
+template <__m512d (*F)(__m512d)>
+constexpr Each avx512_each = in_blocks<8, avx512_block<F>>;
 
 template <__m256d (*F)(__m256d)>
-__attribute__((target("avx2"))) void avx2_each(double* v, std::size_t n) {
-    std::size_t i = 0;
-    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(v + i, F(_mm256_loadu_pd(v + i)));
-    if (i == n) return;
-    double pad[4] = {};
-    std::copy(v + i, v + n, pad);
-    _mm256_storeu_pd(pad, F(_mm256_loadu_pd(pad)));
-    std::copy(pad, pad + (n - i), v + i);
+__attribute__((target("avx2"))) void avx2_block(double* v) {
+    _mm256_storeu_pd(v, F(_mm256_loadu_pd(v)));
 }
+template <__m256d (*F)(__m256d)>
+constexpr Each avx2_each = in_blocks<4, avx2_block<F>>;
 #endif
 
 Kernels pick() {
