@@ -44,13 +44,14 @@ void bind_batch(py::module_& m) {
                 const bool fit = summarize_paired(a, b, n, summary, d);
                 return std::make_pair(paired_sum_pvalue(a, b, n, summary, alt, how, limits), fit);
             });
-            return py::make_tuple(std::move(summary), r.status == 0 ? py::object(py::float_(r.pvalue)) : py::none(),
-                                  r.log_pvalue, engine_name(r.engine),
+            return py::make_tuple(std::move(summary), r.observed,
+                                  r.status == 0 ? py::object(py::float_(r.pvalue)) : py::none(), r.log_pvalue,
+                                  engine_name(r.engine),
                                   bytes ? py::object(std::move(differences)) : py::none());
         },
         py::arg("x"), py::arg("y"), py::arg("alternative"), py::arg("method"), py::arg("limits"),
-        "(summary, pvalue, log_pvalue, engine, differences) of the paired-permutation test of sum(x) - sum(y), "
-        "the summary made in the same call; None unless x and y are 1-D C-contiguous aligned native int64 arrays "
+        "(summary, observed, pvalue, log_pvalue, engine, differences) of the paired-permutation test of "
+        "sum(x) - sum(y), the summary made in the same call and observed = sum(x) - sum(y); None unless x and y are 1-D C-contiguous aligned native int64 arrays "
         "of one length, read in place. pvalue is None where the planner's engine is not the trivial p = 1, "
         "the DP or the grouped tail, or declined (the caller's general route then runs it). differences: x - y "
         "as int8 in a bytes object, written in the summary's pass, or None where some |x - y| >= 128.");

@@ -174,7 +174,7 @@ fft_noise_floor: float
 # Many pairs of systems at once (cpp/bindings/bind_batch.cpp)
 def paired_sum_pvalue(
     x: object, y: object, alternative: str, method: str, limits: PlanLimits
-) -> Optional[tuple[EffectSummary, Optional[float], float, str, Optional[bytes]]]: ...
+) -> Optional[tuple[EffectSummary, int, Optional[float], float, str, Optional[bytes]]]: ...
 def batch_grouped_pvalues(
     scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0, method: str = "auto",
     limits: PlanLimits = ...,

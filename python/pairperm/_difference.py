@@ -105,7 +105,7 @@ class ShiftEffect:
     @staticmethod
     def of(d: Union[np.ndarray, bytes], per: str, n_items: int = 0) -> ShiftEffect:
         # On the integer test's hot path: made without the dataclass's __init__.
-        return _make_shift_effect(_Differences(d), per, 0 if n_items == len(d) else n_items)
+        return _make_shift_effect(_Differences(d), per, n_items if n_items and n_items != len(d) else 0)
 
     def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""

@@ -131,11 +131,10 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
         return None
     if done is None:
         return None
-    summary, p, log_p, engine, d = done
+    summary, statistic, p, log_p, engine, d = done
     if p is None:
         return None
     check_sampling(n_resamples, rng, n_jobs, func)
-    statistic = summary.observed
     # The differences are the result's own: the caller may change x and y after this returns.
     return exact_result(PermutationTestResult, statistic, p, log_p, method, alternative, RESULT_ENGINE[engine], False,
                         summary, True, statistic, ShiftEffect.of(x - y if d is None else d, "sum"))
