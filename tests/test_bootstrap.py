@@ -7,7 +7,7 @@ import pytest
 
 import pairperm
 from pairperm import _core, datasets
-from pairperm._bootstrap import bleu_from_sums
+from pairperm._bootstrap import bleu_from_sums, percentiles
 
 
 def test_counts_are_multinomial_and_fused_sums_match():
@@ -197,3 +197,42 @@ def test_bootstrap_peak_memory_is_what_its_guard_counts():
     finally:
         tracemalloc.stop()
     assert peak <= (_PEAK_BYTES_PER_RESAMPLE + 1) * k
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_percentiles_are_numpys_quantiles_bit_for_bit():
+    rng = np.random.default_rng(3)
+    for trial in range(3000):
+        n = int(rng.integers(1, 40)) if trial % 2 else int(rng.integers(40, 3000))
+        v = rng.normal(size=n)
+        if trial % 5 == 1:
+            v = np.round(v * 3) / 3  # ties
+        elif trial % 5 == 2:
+            v = rng.integers(-3, 4, n) * np.where(rng.random(n) < 0.5, -0.0, 1.0)  # zeros of both signs
+        elif trial % 5 == 3:
+            v[rng.integers(0, n)] = rng.choice([np.inf, -np.inf, np.nan])
+        levels = rng.random(2) if trial % 3 else np.array([[0.0, 1.0], [0.025, 0.975], [0.5, 0.5]][trial % 9 // 3])
+        want, got = np.quantile(v, levels), percentiles(v.copy(), levels)
+        assert np.array_equal(want, got, equal_nan=True), (trial, v, levels)
+        assert np.array_equal(np.signbit(want), np.signbit(got)), (trial, v, levels)
+
+
+def test_intervals_never_enter_np_quantile(monkeypatch):
+    """np.quantile hands its indexes to np.unique, which in NumPy 2.4 takes the GIL back in a C++
+    destructor: a daemon thread inside it at interpreter exit aborts the process. Every
+    bootstrap interval goes through percentiles instead."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("np.quantile called")
+
+    monkeypatch.setattr(np, "quantile", refuse)
+    monkeypatch.setattr(np, "percentile", refuse)
+    rng = np.random.default_rng(0)
+    x = rng.random(300)
+    y = x + rng.normal(0.02, 0.2, 300)
+    pairperm.bootstrap_test(x, y, n_resamples=500, rng=1)
+    for method in ("percentile", "bca"):
+        pairperm.bootstrap_intervals([x, y], "mean", method=method, n_resamples=500, rng=1)
+    a, b = datasets.ner_like(300, seed=1)
+    pairperm.f1_test(a, b).confidence_interval(n_resamples=500)
+    pairperm.compare_systems({"a": x, "b": y, "c": x + 0.05}, "mean", n_jobs=1, progress=False)

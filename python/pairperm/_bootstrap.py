@@ -137,7 +137,7 @@ _BLOCK_ELEMENTS = 1 << 21
 _FUSED_MAX_COLUMNS = 32
 # The resampled deltas are the result (the percentile interval needs all of them): refuse,
 # before allocating, a peak above this many bytes. The peak is the deltas themselves plus the
-# copy np.quantile partitions; hits are counted in chunks, so nothing else grows with K.
+# copy that percentiles partitions; hits are counted in chunks, so nothing else grows with K.
 _MAX_DISTRIBUTION_BYTES = 2**31
 _PEAK_BYTES_PER_RESAMPLE = 16
 _HITS_CHUNK = 1 << 20
@@ -295,6 +295,28 @@ def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], op
     return out
 
 
+def percentiles(values: np.ndarray, levels: Any) -> np.ndarray:
+    """``np.quantile(values, levels)`` of 1-D float values, with its default (linear) method: the
+    same order statistics around ``(n - 1) * level`` and the same interpolation, from
+    np.partition. np.quantile passes its indexes through np.unique, whose hash table (NumPy 2.4)
+    takes the GIL back in a C++ destructor: a daemon thread still inside it when the interpreter
+    exits then aborts the whole process instead of ending quietly."""
+    h = (values.size - 1) * np.asarray(levels, dtype=np.float64)
+    below = np.floor(h)
+    above = below + 1
+    # At the top (level 1) both neighbours are the largest value, as np.quantile takes them.
+    top = h >= values.size - 1
+    below[top] = above[top] = -1
+    i, j = below.astype(np.intp), above.astype(np.intp)
+    part = np.partition(values, np.concatenate(([0, -1], i, j)))
+    a, b = part[i], part[j]
+    t = h - below
+    diff = b - a
+    out = np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+    # A NaN sorts last and makes every quantile NaN, as in np.quantile.
+    return np.full_like(out, np.nan) if np.isnan(part[-1]) else out
+
+
 def _resamples_cannot_vary(xa: np.ndarray, ya: np.ndarray, stats: np.ndarray, metric: str) -> bool:
     """Whether every resample has the observed difference: one entry, entries all alike, or
     (for the mean) the same difference on every entry."""
@@ -437,7 +459,7 @@ def bootstrap_test(
     out = _resampled(stats, deltas, opts)
     hits = _bootstrap_hits(out, delta, alternative)
     tail = (1 - opts.confidence_level) / 2
-    lo, hi = np.quantile(out, [tail, 1 - tail])
+    lo, hi = percentiles(out, [tail, 1 - tail])
     return BootstrapTestResult(
         statistic=delta,
         pvalue=1.0 if delta == 0 else (1 + hits) / (1 + k_total),

@@ -29,6 +29,7 @@ from ._bootstrap import (
     _metric_function,
     _resampled,
     check_counts,
+    percentiles,
     statistics_by_name,
 )
 from ._difference import tail_level
@@ -619,7 +620,7 @@ def _interval(values: np.ndarray, estimate: float, jackknife: Optional[np.ndarra
     levels = (tail, 1 - tail)
     if jackknife is not None:
         levels = _bca_levels(values, estimate, jackknife, tail, func, what)
-    low, high = (float(v) for v in np.quantile(values, levels))
+    low, high = (float(v) for v in percentiles(values, levels))
     if alternative == "less":
         low = -math.inf
     elif alternative == "greater":
