@@ -215,6 +215,11 @@ def test_percentiles_are_numpys_quantiles_bit_for_bit():
         want, got = np.quantile(v, levels), percentiles(v.copy(), levels)
         assert np.array_equal(want, got, equal_nan=True), (trial, v, levels)
         assert np.array_equal(np.signbit(want), np.signbit(got)), (trial, v, levels)
+    for levels in ([-0.1, 0.5], [0.5, 1.1], [np.nan, 0.5]):
+        with pytest.raises(ValueError, match="Quantiles must be in the range"):
+            np.quantile(v, levels)
+        with pytest.raises(ValueError, match="Quantiles must be in the range"):
+            percentiles(v, levels)
 
 
 def test_intervals_never_enter_np_quantile(monkeypatch):

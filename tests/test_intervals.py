@@ -590,6 +590,17 @@ def test_constant_scores_give_a_point_interval_and_bca_refuses_one_sided_resampl
         pairperm.bootstrap_intervals([x], lambda s: (s - x.sum()) ** 2, n_resamples=200, rng=0)
 
 
+@pytest.mark.parametrize("scale", [1e120, 1e200])
+def test_bca_refuses_scores_whose_acceleration_overflows(scale):
+    # The jackknife's sum of squares overflows to inf (1e200: the acceleration is inf / inf) or its
+    # 1.5th power overflows (1e120): either way there are no BCa levels, and the error says why.
+    x = np.array([1, -1, 3, -2, 0.5, 0.1, -3, 2]) * scale
+    with pytest.raises(ValueError, match="too large for the acceleration"):
+        pairperm.bootstrap_intervals([x, x[::-1] * 0.9], "mean", method="bca", n_resamples=200, rng=1)
+    r = pairperm.bootstrap_intervals([x, x[::-1] * 0.9], "mean", method="percentile", n_resamples=200, rng=1)
+    assert np.all(np.isfinite(r.intervals))
+
+
 @pytest.mark.parametrize("kwargs,message", [
     (dict(scores=[]), "no systems"),
     (dict(scores=[[1, 2], [1]]), "same length"),

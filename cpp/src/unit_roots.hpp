@@ -13,8 +13,9 @@ namespace pairperm::detail {
 
 // e^{2 pi i m / M} for any residue m, and the half angles e^{pi i m / M}, from two tables of
 // ~sqrt(M) values each, in steps of pi / M: e^{pi i (a B + b) / M} = coarse[a] fine[b], B the
-// power of two at or above sqrt(M + 1), so that a look-up splits its index with a shift and a
-// mask (two divisions were a tenth of a grouped tail at N = 10^4). One
+// power of two at or above sqrt(M) (fine holds B values, coarse M / B + 1), so that a look-up
+// splits its index with a shift and a mask (two divisions were a tenth of a grouped tail at
+// N = 10^4). One
 // complex multiply per look-up instead of a sincos per frequency x group, and the argument
 // stays exactly reduced mod M however large j k' is. Each table holds exactly reduced sincos
 // values at every 8th entry and at the first 8, and the entries between as one product of the
@@ -24,7 +25,7 @@ class UnitRoots {
 public:
     explicit UnitRoots(std::int64_t M) : M_(M) {
         // Half steps 0..M cover the angles [0, pi] that a residue mirrored to m <= M/2 needs.
-        while ((std::int64_t{1} << (2 * shift_)) < M + 1) ++shift_;
+        while (((M - 1) >> (2 * shift_)) != 0) ++shift_;  // the least B with B^2 >= M
         B_ = std::int64_t{1} << shift_;
         const double step = pi / static_cast<double>(M);
         fill(fine_, static_cast<std::size_t>(B_), step, 1);

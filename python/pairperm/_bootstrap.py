@@ -301,7 +301,10 @@ def percentiles(values: np.ndarray, levels: Any) -> np.ndarray:
     np.partition. np.quantile passes its indexes through np.unique, whose hash table (NumPy 2.4)
     takes the GIL back in a C++ destructor: a daemon thread still inside it when the interpreter
     exits then aborts the whole process instead of ending quietly."""
-    h = (values.size - 1) * np.asarray(levels, dtype=np.float64)
+    q = np.asarray(levels, dtype=np.float64)
+    if not np.all((q >= 0) & (q <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")  # np.quantile's own error
+    h = (values.size - 1) * q
     below = np.floor(h)
     above = below + 1
     # At the top (level 1) both neighbours are the largest value, as np.quantile takes them.
@@ -313,8 +316,8 @@ def percentiles(values: np.ndarray, levels: Any) -> np.ndarray:
     t = h - below
     diff = b - a
     out = np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
-    # A NaN sorts last and makes every quantile NaN, as in np.quantile.
-    return np.full_like(out, np.nan) if np.isnan(part[-1]) else out
+    # A NaN sorts last and makes every quantile that NaN, as in np.quantile.
+    return np.full_like(out, part[-1]) if np.isnan(part[-1]) else out
 
 
 def _resamples_cannot_vary(xa: np.ndarray, ya: np.ndarray, stats: np.ndarray, metric: str) -> bool:

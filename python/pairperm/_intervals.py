@@ -639,8 +639,18 @@ def _bca_levels(values: np.ndarray, estimate: float, jackknife: np.ndarray, tail
         )
     z0 = _STANDARD_NORMAL.inv_cdf(below)
     u = jackknife.mean() - jackknife
-    ss = float(u @ u)
-    accel = float(np.sum(u**3)) / (6 * ss**1.5) if ss > 0 else 0.0
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            ss = float(u @ u)
+            accel = float(np.sum(u**3)) / (6 * ss**1.5) if ss > 0 else 0.0
+    except OverflowError:  # ss**1.5 of a finite ss beyond float64
+        accel = math.nan
+    if not math.isfinite(accel):
+        raise ValueError(
+            f"{func}: the BCa interval of {what} is undefined in float64: the jackknife values (up to "
+            f"{float(np.max(np.abs(jackknife))):.3g}) are too large for the acceleration's sums of squares and "
+            "cubes; use method='percentile'"
+        )
     out = []
     for z in (_STANDARD_NORMAL.inv_cdf(tail), -_STANDARD_NORMAL.inv_cdf(tail)):
         shift = z0 + z
