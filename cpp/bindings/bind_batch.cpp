@@ -52,9 +52,10 @@ void bind_batch(py::module_& m) {
         py::arg("x"), py::arg("y"), py::arg("alternative"), py::arg("method"), py::arg("limits"),
         "(summary, observed, pvalue, log_pvalue, engine, differences) of the paired-permutation test of "
         "sum(x) - sum(y), the summary made in the same call and observed = sum(x) - sum(y); None unless x and y "
-        "are 1-D C-contiguous aligned native int64 arrays of one length, read in place. pvalue is None where the planner's engine is not the trivial p = 1, "
-        "the DP or the grouped tail, or declined (the caller's general route then runs it). differences: x - y "
-        "as int8 in a bytes object, written in the summary's pass, or None where some |x - y| >= 128.");
+        "are 1-D C-contiguous aligned native int64 arrays of one length, read in place. pvalue is None where "
+        "the planner's engine is not the trivial p = 1, the DP or the grouped tail, or declined (the caller's "
+        "general route then runs it). differences: x - y as int8 in a bytes object, written in the summary's "
+        "pass, or None where some |x - y| >= 128.");
     m.def(
         "batch_grouped_pvalues",
         [](const int_array& scores, const int_array& pairs, const std::string& alternative, unsigned n_threads,
