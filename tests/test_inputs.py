@@ -352,3 +352,51 @@ def test_long_double_whole_numbers_beyond_int64_range_read_as_float64():
     y = np.array([0.0, 1e19, 1e19], dtype=np.longdouble)
     want = pairperm.permutation_test(x.astype(np.float64), y.astype(np.float64))
     assert pairperm.permutation_test(x, y).pvalue == want.pvalue
+
+
+# ---------------------------------------------------------------- views the core cannot read in place
+
+
+def _misaligned(a: np.ndarray) -> np.ndarray:
+    """The same values, in a view one byte off the alignment of its dtype."""
+    raw = np.frombuffer(b"\x00" + np.ascontiguousarray(a).tobytes(), dtype=np.uint8)[1:]
+    view = raw.view(a.dtype).reshape(a.shape)
+    assert not view.flags.aligned
+    return view
+
+
+def test_misaligned_views_reach_the_core_only_as_aligned_copies(monkeypatch):
+    from pairperm import _core
+
+    seen = []
+
+    def checked(fn):
+        def call(*args, **kwargs):
+            for v in (*args, *kwargs.values()):
+                if isinstance(v, np.ndarray):
+                    seen.append(v.flags.aligned)
+            return fn(*args, **kwargs)
+        return call
+
+    # Every function of the core but paired_sum_pvalue, which takes any object and declines
+    # what it cannot read in place (the general route then runs).
+    for name in dir(_core):
+        fn = getattr(_core, name)
+        if callable(fn) and not isinstance(fn, type) and not name.startswith("_") and name != "paired_sum_pvalue":
+            monkeypatch.setattr(_core, name, checked(fn))
+    rng = np.random.default_rng(4)
+    xi, yi = rng.integers(0, 6, 300), rng.integers(0, 6, 300)
+    xf, yf = rng.random(30), rng.random(30)
+    calls = [
+        lambda x, y: pairperm.permutation_test(x, y, method="exact"),
+        lambda x, y: pairperm.monte_carlo_test(x - y, y - x, n_resamples=200, rng=0),
+        lambda x, y: pairperm.wilcoxon_test(x, y),
+        lambda x, y: pairperm.sign_test(x, y),
+    ]
+    for x, y in ((xi, yi), (xf, yf)):
+        for call in calls:
+            seen.clear()
+            want = call(x, y)
+            got = call(_misaligned(x), _misaligned(y))
+            assert seen and all(seen), call
+            assert got.to_dict() == want.to_dict()

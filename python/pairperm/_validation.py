@@ -124,6 +124,10 @@ def _read(values: Any, name: str, func: str, ndim: int | tuple[int, ...]) -> np.
     if arr.ndim not in ndims:
         want = " or ".join(f"{d}-D" for d in ndims)
         raise ValueError(f"{func}: {name} must be a {want} array; got shape {arr.shape}")
+    if not arr.flags.aligned:
+        # A view at an odd byte offset (of a byte buffer, a packed record) cannot be read through
+        # the core's typed pointers, and a conversion to its own dtype keeps the view: copy it.
+        arr = arr.copy()
     return arr
 
 
