@@ -63,3 +63,12 @@ def normal_differences(n, shift, kind, seed):
     elif kind == "zeros":
         d[rng.random(n) < 0.1] = 0.0
     return d
+
+
+def misaligned(a):
+    """The same values in a view one byte off the alignment of their dtype (as a view into a byte
+    buffer or a packed record can be)."""
+    raw = np.frombuffer(b"\x00" + np.ascontiguousarray(a).tobytes(), dtype=np.uint8)[1:]
+    view = raw.view(a.dtype).reshape(a.shape)
+    assert not view.flags.aligned
+    return view

@@ -12,6 +12,7 @@ import pairperm
 from pairperm._files import read_table
 from pairperm.cli import main
 from reference import brute_force_pvalue
+from synthetic import misaligned
 
 pd = pytest.importorskip("pandas")
 
@@ -357,14 +358,6 @@ def test_long_double_whole_numbers_beyond_int64_range_read_as_float64():
 # ---------------------------------------------------------------- views the core cannot read in place
 
 
-def _misaligned(a: np.ndarray) -> np.ndarray:
-    """The same values, in a view one byte off the alignment of its dtype."""
-    raw = np.frombuffer(b"\x00" + np.ascontiguousarray(a).tobytes(), dtype=np.uint8)[1:]
-    view = raw.view(a.dtype).reshape(a.shape)
-    assert not view.flags.aligned
-    return view
-
-
 def test_misaligned_views_reach_the_core_only_as_aligned_copies(monkeypatch):
     from pairperm import _core
 
@@ -397,6 +390,6 @@ def test_misaligned_views_reach_the_core_only_as_aligned_copies(monkeypatch):
         for call in calls:
             seen.clear()
             want = call(x, y)
-            got = call(_misaligned(x), _misaligned(y))
+            got = call(misaligned(x), misaligned(y))
             assert seen and all(seen), call
             assert got.to_dict() == want.to_dict()

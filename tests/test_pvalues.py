@@ -26,7 +26,7 @@ from reference import (
     paired,
     rel_err,
 )
-from synthetic import scores, separated_f1_data
+from synthetic import misaligned, scores, separated_f1_data
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES)
@@ -444,7 +444,7 @@ def test_arrays_the_core_cannot_read_in_place_take_the_general_route():
         "integral floats": (x.astype(float), y.astype(float)),
         "k samples per item": (x.reshape(400, 5), y.reshape(400, 5)),
         "a list": (x.tolist(), y),
-        "misaligned": tuple(np.frombuffer(b"\x00" + v.tobytes(), dtype=np.uint8)[1:].view(np.int64) for v in (x, y)),
+        "misaligned": (misaligned(x), misaligned(y)),
     }
     assert not declined["misaligned"][0].flags.aligned
     for name, (a, b) in declined.items():

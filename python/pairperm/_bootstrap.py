@@ -311,6 +311,8 @@ def percentiles(values: np.ndarray, levels: Any) -> np.ndarray:
     top = h >= values.size - 1
     below[top] = above[top] = -1
     i, j = below.astype(np.intp), above.astype(np.intp)
+    # Partitioned at np.quantile's own indexes (first and last too): among tied zeros the one
+    # that lands at an index, and so the sign of a zero result, depends on them.
     part = np.partition(values, np.concatenate(([0, -1], i, j)))
     a, b = part[i], part[j]
     t = h - below
