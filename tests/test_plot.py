@@ -568,7 +568,10 @@ def check_drawn(axes, expected):
     for key, (centre, interval, significant) in expected.items():
         got_centre, got_interval, filled = drawn[key]
         assert got_centre == pytest.approx(centre, rel=1e-12, abs=1e-15)
-        assert got_interval == pytest.approx(interval, rel=1e-12, abs=1e-15)
+        # A missing interval is drawn as none (pytest.approx takes numbers only).
+        assert (got_interval is None) == (interval is None), key
+        if interval is not None:
+            assert got_interval == pytest.approx(interval, rel=1e-12, abs=1e-15)
         assert filled == significant, key
     return systems
 
