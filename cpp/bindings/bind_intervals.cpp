@@ -45,6 +45,23 @@ void bind_intervals(py::module_& m) {
         "Lower end of the permutation-inversion interval from d's distinct values (ascending) and counts: by "
         "the lattice route (NaN where it is not affordable) or the saddlepoint.");
     m.def(
+        "weighted_shift_lower_end",
+        [](const double_array& values, const double_array& counts, const double_array& weights, double tail, double z,
+           std::int64_t reject_exponent) {
+            if (values.ndim() != 1 || counts.ndim() != 1 || weights.ndim() != 1 || values.shape(0) == 0 ||
+                values.shape(0) != counts.shape(0) || values.shape(0) != weights.shape(0))
+                throw std::invalid_argument("values, counts and weights must be non-empty 1-D arrays of one length");
+            const double *v = values.data(), *c = counts.data(), *w = weights.data();
+            const auto m = static_cast<std::size_t>(values.shape(0));
+            const ShiftLevel level{tail, z, reject_exponent, 0};
+            return without_gil([&] { return weighted_shift_lower_end(v, c, w, m, level); });
+        },
+        py::arg("values"), py::arg("counts"), py::arg("weights"), py::arg("tail"), py::arg("z"),
+        py::arg("reject_exponent"),
+        "Lower end of the permutation-inversion interval of a shift of every item, from the units' summed "
+        "differences and item counts (distinct pairs in ascending order of their mean, and their counts), by the "
+        "saddlepoint.");
+    m.def(
         "batch_shift_bounds",
         [](const int_array& scores, const int_array& pairs, double tail, double z, std::int64_t reject_exponent,
            std::uint64_t count_threshold, bool want_low, bool want_high, unsigned n_threads) {

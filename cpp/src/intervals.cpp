@@ -105,28 +105,35 @@ double log_normal_sf(double w) {
     return log_phi(w) + std::log(mills_ratio(w));
 }
 
+// The distinct (value, weight) pairs of the units and their counts; each unit's shifted
+// difference is e = value - weight delta (weights null: every weight 1).
 struct ShiftProblem {
     const double* values;
     const double* counts;
+    const double* weights;
     std::size_t m;
+
+    double shifted(std::size_t i, double delta) const {
+        return values[i] - (weights == nullptr ? delta : weights[i] * delta);
+    }
 };
 
-// Lugannani-Rice log P[S >= t_obs] for S the sign-flip sum of |d - delta|, 0 < t_obs <
-// sum counts |d - delta|. K(t) = sum c log cosh(t |e|) has K' increasing and concave for
+// Lugannani-Rice log P[S >= t_obs] for S the sign-flip sum of |e|, 0 < t_obs <
+// sum counts |e|. K(t) = sum c log cosh(t |e|) has K' increasing and concave for
 // t > 0, so Newton's method from the normal approximation's t_obs / K''(0) (at or below the
 // root) climbs monotonically to the saddlepoint; from a start above it (`t`, the saddlepoint of
 // a nearby shift) the first tangent lands below it, from where it climbs. `t` is updated.
 double log_sf_saddlepoint(const ShiftProblem& p, double delta, double t_obs, double& t) {
     double var = 0;
     for (std::size_t i = 0; i < p.m; ++i) {
-        const double e = std::fabs(p.values[i] - delta);
+        const double e = std::fabs(p.shifted(i, delta));
         var += p.counts[i] * e * e;
     }
     if (!(t > 0)) t = t_obs / var;
     for (int it = 0; it < 200; ++it) {
         double k1 = 0, saturation = 0;
         for (std::size_t i = 0; i < p.m; ++i) {
-            const double e = std::fabs(p.values[i] - delta);
+            const double e = std::fabs(p.shifted(i, delta));
             const double th = std::tanh(t * e);
             k1 += p.counts[i] * e * th;
             saturation += p.counts[i] * e * e * th * th;
@@ -143,7 +150,7 @@ double log_sf_saddlepoint(const ShiftProblem& p, double delta, double t_obs, dou
     }
     double k0 = 0, saturation = 0;
     for (std::size_t i = 0; i < p.m; ++i) {
-        const double e = std::fabs(p.values[i] - delta);
+        const double e = std::fabs(p.shifted(i, delta));
         const double x = t * e;
         const double th = std::tanh(x);
         k0 += p.counts[i] * detail::log_cosh(x);
@@ -161,23 +168,29 @@ double log_sf_saddlepoint(const ShiftProblem& p, double delta, double t_obs, dou
 
 }  // namespace
 
-double saddlepoint_shift_bound(const double* values, const double* counts, std::size_t m, double tail, double z) {
+double saddlepoint_shift_bound(const double* values, const double* counts, const double* weights, std::size_t m,
+                               double tail, double z) {
     if (m == 0 || !(tail > 0 && tail < 1)) throw std::invalid_argument("saddlepoint_shift_bound: bad arguments");
-    const ShiftProblem p{values, counts, m};
-    double n = 0, total = 0;
+    const ShiftProblem p{values, counts, weights, m};
+    auto weight = [&](std::size_t i) { return weights == nullptr ? 1.0 : weights[i]; };
+    double n = 0, n_weight = 0, total = 0;
     for (std::size_t i = 0; i < m; ++i) {
         n += counts[i];
+        n_weight += counts[i] * weight(i);
         total += values[i] * counts[i];
     }
-    double lo = values[0], hi = total / n;
+    // The shifts range over the units' own means value / weight, ascending.
+    const double first = values[0] / weight(0), last = values[m - 1] / weight(m - 1);
+    double lo = first, hi = total / n_weight;
     const double log_tail = std::log(tail);
     double saddle = 0;  // the last saddlepoint: the next shift's is close to it
     auto g = [&](double delta) {
-        const double t_obs = total - n * delta;
+        const double t_obs = total - n_weight * delta;
         if (t_obs <= 0) return -log_tail;  // p >= 1/2 at and above the mean: far above the tail
         return log_sf_saddlepoint(p, delta, t_obs, saddle) - log_tail;
     };
-    // g(lo) from the exact p at min(d) (the saddlepoint is at infinity there).
+    // g(lo) from the exact p at the least mean (the saddlepoint is at infinity there); units of
+    // other (value, weight) with the same mean would only raise it.
     double g_lo = (counts[0] - n) * kLog2 - log_tail;
     double g_hi = g(hi);
     if (g_hi <= 0) return hi;
@@ -185,11 +198,22 @@ double saddlepoint_shift_bound(const double* values, const double* counts, std::
     // their values, and g at the mean is a stand-in) stops the search within tol of the root.
     bool have_last = false;
     double last_delta = 0, last_g = 0;
-    // Normal start: solve N u = z sqrt(SS + N u^2) for u = mean - delta.
-    double ss = 0;
-    for (std::size_t i = 0; i < m; ++i) ss += counts[i] * (values[i] - total / n) * (values[i] - total / n);
-    if (n > z * z && ss > 0) {
-        const double guess = hi - z * std::sqrt(ss / (n * (n - z * z)));
+    // Normal start: solve W u = z sqrt(SS + 2 B u + Q u^2) for u = mean - delta, where W and Q
+    // are the summed weights and squared weights, SS and B the sums of e^2 and of weight e at the
+    // mean. With unit weights W = Q = n and B = 0: N u = z sqrt(SS + N u^2).
+    double ss = 0, cross = 0, squares = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const double e = weights == nullptr ? values[i] - total / n : p.shifted(i, hi);
+        ss += counts[i] * e * e;
+        cross += counts[i] * weight(i) * e;
+        squares += counts[i] * weight(i) * weight(i);
+    }
+    const double lead = n_weight * n_weight - z * z * squares;
+    if (lead > 0 && ss > 0) {
+        const double z2 = z * z;
+        const double guess = weights == nullptr
+            ? hi - z * std::sqrt(ss / (n * (n - z2)))
+            : hi - (z2 * cross + std::sqrt(z2 * z2 * cross * cross + lead * z2 * ss)) / lead;
         if (lo < guess && guess < hi) {
             const double g_guess = g(guess);
             have_last = true;
@@ -204,7 +228,7 @@ double saddlepoint_shift_bound(const double* values, const double* counts, std::
             }
         }
     }
-    const double tol = 1e-12 * (values[m - 1] - values[0]);
+    const double tol = 1e-12 * (last - first);
     int side = 0;
     for (int it = 0; it < 200; ++it) {
         if (hi - lo <= tol) break;
@@ -870,8 +894,35 @@ double shift_lower_end(const double* values, const double* counts, std::size_t m
     const double scale = biggest > 0 ? std::ldexp(1.0, exponent) : 1.0;
     std::vector<double> scaled(values, values + m);
     for (double& v : scaled) v /= scale;
-    const double saddlepoint = saddlepoint_shift_bound(scaled.data(), counts, m, level.tail, level.z) * scale;
+    const double saddlepoint = saddlepoint_shift_bound(scaled.data(), counts, nullptr, m, level.tail, level.z) * scale;
     return lattice ? lattice_lower_end(lat, level, saddlepoint) : saddlepoint;
+}
+
+double weighted_shift_lower_end(const double* values, const double* counts, const double* weights, std::size_t m,
+                                const ShiftLevel& level) {
+    if (m == 0 || !(level.tail > 0 && level.tail < 1) || level.reject_exponent < 0)
+        throw std::invalid_argument("weighted_shift_lower_end: bad arguments");
+    double n = 0, biggest = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        if (!(weights[i] > 0) || !(counts[i] >= 1) || (i > 0 && values[i] / weights[i] < values[i - 1] / weights[i - 1]))
+            throw std::invalid_argument("weighted_shift_lower_end: weights and counts must be positive and the means "
+                                        "value / weight ascending");
+        n += counts[i];
+        biggest = std::max(biggest, std::fabs(values[i]));
+    }
+    // At the least mean exactly the subsets of the units with that mean have sum <= 0.
+    const double least = values[0] / weights[0];
+    double at_least = 0;
+    for (std::size_t i = 0; i < m && values[i] / weights[i] == least; ++i) at_least += counts[i];
+    const auto reject = static_cast<double>(level.reject_exponent);
+    if (n < reject) return -std::numeric_limits<double>::infinity();
+    if (n - at_least < reject) return least;
+    int exponent = 0;
+    if (biggest > 0) std::frexp(biggest, &exponent);
+    const double scale = biggest > 0 ? std::ldexp(1.0, exponent) : 1.0;
+    std::vector<double> scaled(values, values + m);
+    for (double& v : scaled) v /= scale;
+    return saddlepoint_shift_bound(scaled.data(), counts, weights, m, level.tail, level.z) * scale;
 }
 
 namespace {

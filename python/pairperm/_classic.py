@@ -151,11 +151,11 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     xa = as_real_array(x, "x", func, ndim=(1, 2))
     ya = as_real_array(y, "y", func, ndim=(1, 2))
     check_same_length(xa, ya, "x", "y", func)
-    xa, ya, roundoff = paired_scores(xa, ya, groups, func, raw_x=x)
+    xa, ya, roundoff, sizes = paired_scores(xa, ya, groups, func, raw_x=x)
     s = _signs(xa, ya, _rounded_differences(xa, ya, roundoff))
     n_pos, n_neg = int(np.count_nonzero(s > 0)), int(np.count_nonzero(s < 0))
     p, log_p, _ = _sign_flip_pvalue(s, alternative, func)
-    effect = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "sign")
+    effect = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "sign", sizes)
     return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg, effect.estimate(), effect)
 
 
@@ -227,8 +227,8 @@ def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method
     xa = as_real_array(x, "x", func, ndim=(1, 2))
     ya = np.zeros_like(xa) if y is None else as_real_array(y, "y", func, ndim=(1, 2))
     check_same_length(xa, ya, "x", "y", func)
-    xa, ya, roundoff = paired_scores(xa, ya, groups, func, raw_x=x)
-    return xa, ya, roundoff, mc
+    xa, ya, roundoff, sizes = paired_scores(xa, ya, groups, func, raw_x=x)
+    return xa, ya, roundoff, mc, sizes
 
 
 def _signed_ranks(xa: np.ndarray, ya: np.ndarray, zero_method: str,
@@ -341,12 +341,12 @@ def wilcoxon_test(
     exact 0.09375 25.0 3.0
     """
     func = "wilcoxon_test"
-    xa, ya, roundoff, mc = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs,
+    xa, ya, roundoff, mc, sizes = _wilcoxon_test_iv(x, y, alternative, zero_method, method, n_resamples, rng, n_jobs,
                                              groups)
     effect, r_plus, r_minus = _signed_ranks(xa, ya, zero_method, roundoff)
     statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
     effects = _sign_flip_effects(effect)
-    shift = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "walsh")
+    shift = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "walsh", sizes)
     # Under "auto" the planner hands widely spread ranks to the band-limited inversion.
     if plan(effects, "signed_rank_sum", method).engine == "band":
         p, log_p, error = _band(effects, alternative, func)

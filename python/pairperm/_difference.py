@@ -20,7 +20,7 @@ import dataclasses
 import math
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -101,11 +101,17 @@ class ShiftEffect:
     # Scored items behind the differences when these are sums over units (groups, or k
     # samples per item): a mean per item divides by them, not by the number of units.
     n_items: int = 0
+    # The item count of each unit when units differ in size: shifting every item by delta
+    # moves a unit's difference by its count times delta (None: units of one size).
+    sizes: Optional[np.ndarray] = dataclasses.field(default=None, compare=False)
 
     @staticmethod
-    def of(d: Union[np.ndarray, bytes], per: str, n_items: int = 0) -> ShiftEffect:
+    def of(d: Union[np.ndarray, bytes], per: str, n_items: int = 0,
+           sizes: Optional[np.ndarray] = None) -> ShiftEffect:
         # On the integer test's hot path: made without the dataclass's __init__.
-        return _make_shift_effect(_Differences(d), per, n_items if n_items and n_items != len(d) else 0)
+        if sizes is not None and (len(sizes) == 0 or bool(np.all(sizes == sizes[0]))):
+            sizes = None
+        return _make_shift_effect(_Differences(d), per, n_items if n_items and n_items != len(d) else 0, sizes)
 
     def per_item(self, total: float) -> tuple[float, ShiftEffect]:
         """The mean difference from the summed one `total`, and the interval of that mean."""
@@ -116,42 +122,58 @@ class ShiftEffect:
         from ._intervals import differences_interval
 
         _no_options(options, "permutation-inversion")
-        r = differences_interval(self.differences.d, confidence_level, alternative, method, "confidence_interval")
+        r = differences_interval(self.differences.d, confidence_level, alternative, method, "confidence_interval",
+                                 weights=self.sizes)
         if self.per == "sum":
             return r.sum_difference
-        if self.n_items:  # units of several items: the summed difference's interval, per item
+        if self.n_items and self.sizes is None:  # units of one size: the summed difference's interval, per item
             return ConfidenceInterval(r.sum_difference.low / self.n_items, r.sum_difference.high / self.n_items)
         return r.mean_difference
 
 
-_make_shift_effect = instance_maker(ShiftEffect, "differences", "per", "n_items")
+_make_shift_effect = instance_maker(ShiftEffect, "differences", "per", "n_items", "sizes")
 
 
 @dataclasses.dataclass(frozen=True)
 class OrderEffect:
     """Distribution-free interval from order statistics: of d itself (``kind="sign"``, the
     inverted sign test) or of its Walsh averages (``kind="walsh"``, the inverted signed-rank
-    test)."""
+    test). For differences summed over units of ``sizes`` items, a shift delta of every item
+    moves unit u's difference by ``sizes[u] * delta``, so the sign of unit u changes at its mean
+    ``d_u / sizes[u]`` and the sign of a Walsh sum at ``(d_u + d_v) / (sizes[u] + sizes[v])``:
+    the order statistics are of those means."""
 
     differences: _Differences
     kind: str
+    sizes: Optional[np.ndarray] = dataclasses.field(default=None, compare=False)
 
     @classmethod
-    def of(cls, d: np.ndarray, kind: str) -> OrderEffect:
-        return cls(_Differences(np.asarray(d, dtype=np.float64)), kind)
+    def of(cls, d: np.ndarray, kind: str, sizes: Optional[np.ndarray] = None) -> OrderEffect:
+        d = np.asarray(d, dtype=np.float64)
+        if sizes is not None and (len(sizes) == 0 or bool(np.all(sizes == sizes[0]))):
+            # Units of one size: the order statistics of their means are those of d, scaled.
+            d, sizes = (d / sizes[0] if len(sizes) else d), None
+        return cls(_Differences(d), kind, None if sizes is None else np.asarray(sizes, dtype=np.int64))
 
     def _pick(self) -> tuple[int, Callable[[int], float]]:
         """(how many order statistics, the k-th smallest of them, 1-based)."""
-        d = np.sort(self.differences.d)
+        d = self.differences.d
+        if self.sizes is not None:
+            if self.kind == "sign":
+                means = np.sort(d / self.sizes)
+                return len(means), lambda k: float(means[k - 1])
+            return len(d) * (len(d) + 1) // 2, lambda k: weighted_walsh_order_statistic(d, self.sizes, k)
+        d = np.sort(d)
         if self.kind == "sign":
             return len(d), lambda k: float(d[k - 1])
         return len(d) * (len(d) + 1) // 2, lambda k: walsh_order_statistic(d, k)
 
     def estimate(self) -> float:
-        """The median of d (sign) or of its Walsh averages (Hodges-Lehmann); NaN without items."""
+        """The median of d (sign) or of its Walsh averages (Hodges-Lehmann), per item; NaN
+        without items."""
         if len(self.differences.d) == 0:
             return math.nan
-        if self.kind == "sign":
+        if self.kind == "sign" and self.sizes is None:
             return float(np.median(self.differences.d))  # by partition: no sort while the test runs
         m, pick = self._pick()
         return pick((m + 1) // 2) if m % 2 else (pick(m // 2) + pick(m // 2 + 1)) / 2
@@ -225,6 +247,40 @@ def walsh_order_statistic(sorted_d: np.ndarray, k: int) -> float:
     """
     return float(_core.walsh_order_statistic(np.ascontiguousarray(sorted_d, dtype=np.float64), int(k),
                                              _WALSH_LISTED_MAX))
+
+
+def weighted_walsh_order_statistic(d: np.ndarray, sizes: np.ndarray, k: int) -> float:
+    """The k-th smallest (1-based) of the means ``(d_u + d_v) / (sizes[u] + sizes[v])``, u <= v,
+    of differences summed over units. Up to 2,000 units all of them are listed. Beyond, by
+    bisection on the value v: a pair's mean is at most v exactly when e_u + e_v <= 0 for
+    e = d - sizes v, so each step counts such pairs among the sorted e (O(U log U)), until the
+    bracket closes to adjacent floats."""
+    d = np.asarray(d, dtype=np.float64)
+    w = np.asarray(sizes, dtype=np.float64)
+    n = len(d)
+    if n <= 2000:
+        iu, ju = np.triu_indices(n)
+        means = (d[iu] + d[ju]) / (w[iu] + w[ju])
+        return float(np.partition(means, k - 1)[k - 1])
+
+    def at_most(v: float) -> int:
+        e = np.sort(d - w * v)
+        # For each u, the v >= u (in sorted order) with e_u + e_v <= 0.
+        reach = np.searchsorted(e, -e, side="right") - np.arange(n)
+        return int(np.maximum(reach, 0).sum())
+
+    unit_means = d / w
+    lo, hi = float(unit_means.min()), float(unit_means.max())  # every pair's mean lies between
+    if at_most(lo) >= k:
+        return lo
+    while True:
+        mid = lo + (hi - lo) / 2
+        if mid in (lo, hi):
+            return hi
+        if at_most(mid) >= k:
+            hi = mid
+        else:
+            lo = mid
 
 
 @dataclasses.dataclass(frozen=True)

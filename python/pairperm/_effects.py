@@ -92,10 +92,11 @@ class LocalEffects:
             return cls.real(stay_a, swap_a)
         return cls.from_arrays(stay_a, swap_a, func, names)
 
-    def shift_effect(self, per: str, n_items: int = 0) -> Any:
+    def shift_effect(self, per: str, n_items: int = 0, sizes: Optional[np.ndarray] = None) -> Any:
         """The inversion-interval record of the differences stay = x - y, a copy: the arrays
-        read may be the caller's, who may change them once the test has returned."""
-        return ShiftEffect.of(self.stay if self._paired else self._x.copy(), per, n_items)
+        read may be the caller's, who may change them once the test has returned (`sizes`: the
+        item count of each unit, when the differences are sums over units)."""
+        return ShiftEffect.of(self.stay if self._paired else self._x.copy(), per, n_items, sizes)
 
     @cached_property
     def stay(self) -> np.ndarray:

@@ -173,15 +173,37 @@ def shift_interval(
 
 
 def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str, method: str,
-                         func: str) -> ShiftInterval:
+                         func: str, weights: Optional[np.ndarray] = None) -> ShiftInterval:
     """:func:`shift_interval` of the differences d (int64 or float64, 1-D), for callers whose
-    scores are already validated (a result's ``confidence_interval``)."""
+    scores are already validated (a result's ``confidence_interval``). With `weights`, d holds
+    the differences summed over units of ``weights`` items each (positive integers): the
+    interval is then of a shift of every item, which moves a unit's difference by its item count
+    times the shift, and its ends are subset means ``sum d / sum weights``."""
     conf = check_probability(confidence_level, "confidence_level", func)
     check_method(method, SHIFT_METHODS, func)
     d = _checked_differences(d, func)
     n = len(d)
     assert conf is not None
     tail = tail_level(conf, alternative)
+    if weights is not None and len(weights) and bool(np.all(weights == weights[0])):
+        # Units of one size: the units' own interval, per item.
+        r = differences_interval(d, confidence_level, alternative, method, func)
+        items = int(weights.sum())
+        return r._replace(mean_difference=ConfidenceInterval(r.sum_difference.low / items, r.sum_difference.high / items))
+    if weights is not None:
+        items = int(weights.sum())
+        w = weights.astype(np.float64)
+        if (method == "exact" and n <= REAL_MAX_EXACT) or (method == "auto" and n <= AUTO_EXACT_MAX):
+            low, high = _counted_ends(d, tail, alternative, w)
+            route = "exact"
+        elif method == "exact":
+            raise SupportTooLargeError(
+                f"{func}: method='exact' with units of unequal size is limited to {REAL_MAX_EXACT} units (subsets "
+                f"counted by meet in the middle); got {n} units. Use method='saddlepoint' (or 'auto').")
+        else:
+            low, high = _weighted_multiset_ends(d, w, tail, alternative)
+            route = "saddlepoint"
+        return ShiftInterval(ConfidenceInterval(low, high), ConfidenceInterval(items * low, items * high), route)
     if (method == "exact" and n <= REAL_MAX_EXACT) or (method == "auto" and n <= AUTO_EXACT_MAX):
         low, high = _counted_ends(d, tail, alternative)
         route = "exact"
@@ -262,16 +284,16 @@ def _checked_differences(d: np.ndarray, func: str) -> np.ndarray:
     return d
 
 
-def _snap_to_subset_mean(v: float, n: int, d: np.ndarray) -> float:
-    """For integer differences an exact endpoint is a fraction s / j with j <= n; the bisection
-    lands within a few ulps of the range of d of it, far closer than the 1 / n^2 that separates
-    such fractions, so the nearest one is the endpoint itself, correctly rounded."""
+def _snap_to_subset_mean(v: float, denominator: int, width: float) -> float:
+    """For integer differences an exact endpoint is a fraction s / j with j at most
+    `denominator` (the items); the bisection lands within a few ulps of `width` (the range of
+    the units' means) of it, far closer than the 1 / j^2 that separates such fractions, so the
+    nearest one is the endpoint itself, correctly rounded."""
     if not math.isfinite(v):
         return v
-    width = float(d.max() - d.min())
-    if width * 2.0**-40 * n * n >= 0.5:
+    if width * 2.0**-40 * denominator * denominator >= 0.5:
         return v
-    return float(Fraction(v).limit_denominator(n))
+    return float(Fraction(v).limit_denominator(denominator))
 
 
 def _not_rejected(count_log2: int, n: int, tail: Fraction) -> bool:
@@ -310,19 +332,35 @@ def _multisets(arrays: Sequence[np.ndarray]) -> list:
     return [_multiset(a) for a in arrays]
 
 
-def _counted_ends(d: np.ndarray, tail: Fraction, alternative: str) -> tuple[float, float]:
-    """The ends by bisection with meet-in-the-middle counts (at most REAL_MAX_EXACT items)."""
-    values, counts = _multiset(d)
+def _counted_ends(d: np.ndarray, tail: Fraction, alternative: str,
+                  w: Optional[np.ndarray] = None) -> tuple[float, float]:
+    """The ends by bisection with meet-in-the-middle counts (at most REAL_MAX_EXACT units; `w`:
+    their item counts, None for one item each)."""
     # Work on d scaled by a power of two (exact) so that every subset sum stays finite and the
     # result is invariant under rescaling the scores.
-    biggest = max(-float(values[0]), float(values[-1]))
+    biggest = float(np.abs(d).max())
     scale = math.ldexp(1.0, math.frexp(biggest)[1]) if biggest > 0 else 1.0
     ds = d.astype(np.float64) / scale
-    values = values / scale
-    low = -math.inf if alternative == "less" else _lower_bound(values, counts, tail, ds) * scale
-    high = math.inf if alternative == "greater" else -_lower_bound(-values[::-1], counts[::-1], tail, -ds) * scale
+    low = -math.inf if alternative == "less" else _lower_bound(ds, tail, w) * scale
+    high = math.inf if alternative == "greater" else -_lower_bound(-ds, tail, w) * scale
     if bool(np.all(d == np.floor(d))):
-        low, high = (_snap_to_subset_mean(v, len(d), d) for v in (low, high))
+        means = d if w is None else d / w
+        items = len(d) if w is None else int(w.sum())
+        low, high = (_snap_to_subset_mean(v, items, float(means.max() - means.min())) for v in (low, high))
+    return low, high
+
+
+def _weighted_multiset_ends(d: np.ndarray, w: np.ndarray, tail: Fraction, alternative: str) -> tuple[float, float]:
+    """The ends for units of unequal item counts `w`, by the saddlepoint in the core: from the
+    distinct pairs (d, w) in ascending order of their means d / w."""
+    pairs, counts = np.unique(np.column_stack([d.astype(np.float64), w]), axis=0, return_counts=True)
+    values, weights = pairs[:, 0], pairs[:, 1]
+    order = np.argsort(values / weights, kind="stable")
+    values, weights, counts = values[order], weights[order], counts[order].astype(np.float64)
+    level = _ShiftLevel.of(tail, len(d))[:3]
+    low = -math.inf if alternative == "less" else float(_core.weighted_shift_lower_end(values, counts, weights, *level))
+    high = math.inf if alternative == "greater" else \
+        0.0 - float(_core.weighted_shift_lower_end(-values[::-1], counts[::-1], weights[::-1], *level))
     return low, high
 
 
@@ -341,20 +379,22 @@ def _multiset_ends(values: np.ndarray, counts: np.ndarray, tail: Fraction, alter
     return low, high
 
 
-def _lower_bound(values: np.ndarray, counts: np.ndarray, tail: Fraction, d: np.ndarray) -> float:
+def _lower_bound(d: np.ndarray, tail: Fraction, w: Optional[np.ndarray] = None) -> float:
     """The smallest shift not rejected by the one-sided ("greater") test at level `tail`:
-    p(delta) = #{subsets F : sum_F (d - delta) <= 0} / 2^N is non-decreasing in delta, here
-    counted exactly by meet in the middle."""
-    n = int(counts.sum())
+    p(delta) = #{subsets F : sum_F (d - w delta) <= 0} / 2^N is non-decreasing in delta, here
+    counted exactly by meet in the middle (w: the units' item counts, None for 1)."""
+    n = len(d)
     if _not_rejected(0, n, tail):
         return -math.inf  # only the empty subset lies below every shift, and that is enough
-    # At delta = min(d), exactly the subsets of the minimal items have sum <= 0.
-    if _not_rejected(int(counts[0]), n, tail):
-        return float(values[0])
-    return _exact_lower_bound(d, tail)
+    # At the least mean d / w, exactly the subsets of the units with that mean have sum <= 0.
+    means = d if w is None else d / w
+    least = means.min()
+    if _not_rejected(int(np.count_nonzero(means == least)), n, tail):
+        return float(least)
+    return _exact_lower_bound(d, tail, w)
 
 
-def _exact_lower_bound(d: np.ndarray, tail: Fraction) -> float:
+def _exact_lower_bound(d: np.ndarray, tail: Fraction, w: Optional[np.ndarray] = None) -> float:
     """Bisection on delta; each step counts the subsets by meet in the middle (the real-valued
     permutation test's exact engine, with a tie slack of a few ulps)."""
 
@@ -365,16 +405,17 @@ def _exact_lower_bound(d: np.ndarray, tail: Fraction) -> float:
     rtol = 4.0 * len(d) * 2.0**-53
 
     def not_rejected(delta: float) -> bool:
-        e = d - delta
+        e = d - delta if w is None else d - w * delta
         _p, _log_p, hits, n_varying = _core.real_exact(e, -e, "greater", rtol)
         return Fraction(int(hits), 2 ** int(n_varying)) > tail
 
-    lo, hi = float(d.min()), float(math.fsum(d) / len(d))
+    means = d if w is None else d / w
+    lo, hi = float(means.min()), float(math.fsum(d) / (len(d) if w is None else math.fsum(w)))
     # p(mean) >= 1/2 in exact arithmetic (a subset or its complement has sum <= 0); round-off
-    # may say otherwise, and the largest difference is a certain upper end.
+    # may say otherwise, and the largest mean is a certain upper end.
     if not not_rejected(hi):
-        hi = float(d.max())
-    tol = _BISECT_RTOL * (float(d.max()) - lo)
+        hi = float(means.max())
+    tol = _BISECT_RTOL * (float(means.max()) - lo)
     while hi - lo > tol:
         mid = lo + (hi - lo) / 2
         if mid in (lo, hi):

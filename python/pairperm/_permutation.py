@@ -148,11 +148,11 @@ def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamp
     rtol = check_rtol(rtol, func)
     x_a, y_a = as_score_pair(x, y, func, ndim=(1, 2))
     n_items = x_a.size
-    x_a, y_a, roundoff = paired_scores(x_a, y_a, groups, func, raw_x=x)
+    x_a, y_a, roundoff, sizes = paired_scores(x_a, y_a, groups, func, raw_x=x)
     check_real_difference(x_a, y_a, func)
     effects = LocalEffects.paired(x_a, y_a, func, roundoff=roundoff)
     mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
-    return effects, statistic_for(effects, None, rtol, func), mc, n_items
+    return effects, statistic_for(effects, None, rtol, func), mc, n_items, sizes
 
 
 def permutation_test(
@@ -257,7 +257,7 @@ def permutation_test(
         r = _int64_vectors_test(x, y, alternative, method, n_resamples, rng, n_jobs)
         if r is not None:
             return r
-    effects, stat, mc, n_items = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs, rtol,
-                                                      groups)
+    effects, stat, mc, n_items, sizes = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs,
+                                                             rtol, groups)
     return run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc,
-               effect=effects.shift_effect("sum", n_items))
+               effect=effects.shift_effect("sum", n_items, sizes))

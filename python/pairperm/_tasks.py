@@ -28,7 +28,7 @@ from ._intervals import (
     batch_shift_bounds,
     bootstrap_intervals,
     bootstrap_mean_intervals,
-    shift_interval,
+    differences_interval,
 )
 from ._units import read_groups, unit_sums
 from ._validation import Alternative, _has_index, align_by_index, check_probability, index_difference
@@ -610,13 +610,15 @@ def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
     if confidence_level is None or units is None:
         return [(math.nan, math.nan)] * len(pairs)
     ci_alt = _interval_alternative(task.metric, alternative)
-    if task.int_rows is not None and task.int_rows.shape[1] > AUTO_EXACT_MAX:
+    sizes = task.item_counts
+    unequal = sizes is not None and not bool(np.all(sizes == sizes[0]))
+    if task.int_rows is not None and task.int_rows.shape[1] > AUTO_EXACT_MAX and not unequal:
         # Every pair in one call of the core (shift_interval's lattice or saddlepoint route).
         n = task.int_rows.shape[1]
         bounds = batch_shift_bounds(task.int_rows, pairs, confidence_level, ci_alt, n_jobs)
         if units == "sum_difference":
             bounds = bounds * n
-        elif task.item_counts is not None:
+        elif sizes is not None:
             bounds = bounds * n / task.n_items  # the units' summed difference, per item
         return [(float(low), float(high)) for low, high in bounds]
     out = []
@@ -626,12 +628,9 @@ def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
             # Subset means of such differences are not exact in float64: no interval, not a wrong one.
             out.append((math.nan, math.nan))
             continue
-        si = shift_interval(x, y, confidence_level=confidence_level, alternative=ci_alt)
-        if task.item_counts is not None and units == "mean_difference":
-            # Units of several items: the summed difference's interval, per item.
-            low, high = (v / task.n_items for v in si.sum_difference)
-        else:
-            low, high = getattr(si, units)
+        d = x - y if x.dtype == y.dtype else x.astype(np.float64) - y.astype(np.float64)
+        si = differences_interval(d, confidence_level, ci_alt, "auto", _FUNC, weights=sizes)
+        low, high = getattr(si, units)
         out.append((float(low), float(high)))
     return out
 

@@ -21,7 +21,7 @@ import numpy as np
 from . import _core
 from ._validation import check_paired_index
 
-__all__ = ["ScoreRoundoff", "Units", "paired_scores", "read_groups", "unit_sums"]
+__all__ = ["PairedUnits", "ScoreRoundoff", "Units", "paired_scores", "read_groups", "unit_sums"]
 
 # Per-unit int64 sums are formed only while each stays below the magnitude every engine accepts.
 _INT64_SAFE = 2**61
@@ -114,19 +114,36 @@ def _samples(arr: np.ndarray, name: str, func: str) -> np.ndarray:
     return arr.sum(axis=1)
 
 
+class PairedUnits(NamedTuple):
+    """Paired scores as sums per unit (:func:`paired_scores`)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    # The round-off that reading real-valued scores and forming the sums and x - y leaves in
+    # each unit's difference (None for integers: exact).
+    roundoff: Optional[ScoreRoundoff]
+    # The scored items of each unit (None: one item each).
+    sizes: Optional[np.ndarray]
+
+
 def paired_scores(x: np.ndarray, y: np.ndarray, groups: Any, func: str, raw_x: Any = None,
-                  names: tuple[str, str] = ("x", "y")) -> tuple[np.ndarray, np.ndarray, Optional[ScoreRoundoff]]:
+                  names: tuple[str, str] = ("x", "y")) -> PairedUnits:
     """Per-item scores of shape (N,), or (N, k) samples of each item, as sums per unit (the
-    groups' units, else the items), and for real-valued scores the round-off that reading them
-    and forming the sums and x - y leaves in each unit's difference (None for integers: exact)."""
+    groups' units, else the items)."""
     units = None if groups is None else read_groups(groups, len(x), func, like=raw_x)
     xs, ys = x, y
+    per_item = 1
     if x.ndim == 2:
+        per_item = x.shape[1]
         xs, ys = _samples(x, names[0], func), _samples(y, names[1], func)
+    sizes = None
     if units is not None:
         xs, ys = unit_sums(xs, units, names[0], func), unit_sums(ys, units, names[1], func)
+        sizes = np.diff(np.append(units.starts, len(units.order))).astype(np.int64) * per_item
+    elif per_item > 1:
+        sizes = np.full(len(xs), per_item, dtype=np.int64)
     roundoff = ScoreRoundoff.of(x, y, xs, ys, units) if "f" in (x.dtype.kind, y.dtype.kind) else None
-    return xs, ys, roundoff
+    return PairedUnits(xs, ys, roundoff, sizes)
 
 
 # Marks "no nonzero score": every value is a multiple of any power of two.

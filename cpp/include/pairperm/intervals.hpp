@@ -24,7 +24,11 @@ std::pair<double, double> clopper_pearson(std::int64_t hits, std::int64_t n, dou
 // |d - delta| and t_obs = sum(d - delta). d is given as its m distinct values (ascending) and
 // their counts; z is the normal quantile of 1 - tail (the normal approximation's endpoint
 // starts the search). Assumes the exact p at min d is below `tail` (else min d is the end).
-double saddlepoint_shift_bound(const double* values, const double* counts, std::size_t m, double tail, double z);
+// With weights (not null), d holds the differences summed over units of w items each, and a
+// shift delta of every item moves a unit's by w delta: the root is on (min d / w, sum d / sum w),
+// with the pairs (d, w) given in ascending order of d / w.
+double saddlepoint_shift_bound(const double* values, const double* counts, const double* weights, std::size_t m,
+                               double tail, double z);
 
 // Subsets are counted group by group (the lattice route) while the product of (count + 1) over
 // all groups but the largest stays within this many count vectors per evaluation of p(delta).
@@ -59,6 +63,14 @@ struct ShiftLevel {
 // by a power of two. The upper end is minus this of -d.
 double shift_lower_end(const double* values, const double* counts, std::size_t m, const ShiftLevel& level,
                        bool lattice);
+
+// The smallest shift delta of every item not rejected by the one-sided ("greater") sign-flip test
+// of units whose summed differences are d and which hold w items each: the test of d - w delta.
+// The m distinct pairs (d, w) come in ascending order of their mean d / w, with their counts.
+// -inf when even 2^-U is above the tail (U units), the least mean when the p-value there is,
+// else by the saddlepoint on d scaled by a power of two. The upper end is minus this of -d.
+double weighted_shift_lower_end(const double* values, const double* counts, const double* weights, std::size_t m,
+                                const ShiftLevel& level);
 
 // The inversion interval's mean-difference ends [low, high] for many pairs of rows of one
 // integer score matrix (row-major, n_systems x n), each exactly what shift_lower_end gives the
