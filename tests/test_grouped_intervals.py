@@ -45,20 +45,33 @@ def grouped_p_greater(d, n, delta):
     return Fraction(hits, 2 ** len(e))
 
 
+def lower_end(d, n, tail):
+    """The least shift the one-sided ("greater") grouped test keeps at level `tail`. p(delta)
+    counts the empty pattern and every non-empty set A of flipped units with
+    sum_A d - delta sum_A n <= 0, i.e. with subset mean sum_A d / sum_A n <= delta: so p only
+    changes at subset means, and the end is the least one where p exceeds the tail. Checked
+    against the definition (grouped_p_greater) there and at the subset mean just below."""
+    if Fraction(1, 2 ** len(d)) > tail:
+        return -math.inf
+    means = sorted(Fraction(sum(d[i] for i in f), sum(n[i] for i in f))
+                   for r in range(1, len(d) + 1) for f in itertools.combinations(range(len(d)), r))
+    below = None
+    for k, m in enumerate(means):
+        if k + 1 < len(means) and means[k + 1] == m:
+            continue  # count every subset of this mean first
+        if Fraction(1 + k + 1, 2 ** len(d)) > tail:
+            assert grouped_p_greater(d, n, m) > tail
+            assert below is None or grouped_p_greater(d, n, below) <= tail
+            return m
+        below = m
+    raise AssertionError("p(max mean) = 1 exceeds every tail")
+
+
 def brute_grouped_interval(d, n, confidence_level, alternative):
-    """The inversion interval as exact fractions: the least and greatest shifts not rejected,
-    among the candidates where p changes, the subset means sum d / sum n."""
+    """The inversion interval as exact fractions (or infinities)."""
     tail = tail_level(confidence_level, alternative)
-    means = sorted({Fraction(sum(d[i] for i in f), sum(n[i] for i in f))
-                    for r in range(1, len(d) + 1) for f in itertools.combinations(range(len(d)), r)})
-    low = high = None
-    if alternative != "less":
-        kept = [m for m in means if grouped_p_greater(d, n, m) > tail]
-        low = kept[0] if Fraction(1, 2 ** len(d)) <= tail else -math.inf
-    if alternative != "greater":
-        neg = [-v for v in d]
-        kept = [m for m in sorted(-v for v in means) if grouped_p_greater(neg, n, m) > tail]
-        high = -kept[0] if Fraction(1, 2 ** len(d)) <= tail else math.inf
+    low = lower_end(d, n, tail) if alternative != "less" else None
+    high = -lower_end([-v for v in d], n, tail) if alternative != "greater" else None
     return low, high
 
 
