@@ -20,6 +20,7 @@ import math
 import numbers
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Sequence, Union
@@ -1177,13 +1178,18 @@ def _run_pairs(arrays: list, sys_names: list, pairs: np.ndarray, idx: list, metr
                 store(_pairs_worker({t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t], metric, alternative, options,
                                     {t[1]: sys_names[t[1]], t[2]: sys_names[t[2]]}))
             return
-        # Leaving the block waits for the running pairs: after Ctrl-C, _collect has cancelled them.
-        with cf.ThreadPoolExecutor(max_workers=workers) as pool:
-            generation = _core.cancel_generation()
-            futs = [pool.submit(_as_task, generation, _pairs_worker, {t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t],
-                                metric, alternative, options, {t[1]: sys_names[t[1]], t[2]: sys_names[t[2]]})
-                    for t in tasks]
+        generation = _core.cancel_generation()
+        calls = [functools.partial(_as_task, generation, _pairs_worker, {t[1]: arrays[t[1]], t[2]: arrays[t[2]]}, [t],
+                                   metric, alternative, options, {t[1]: sys_names[t[1]], t[2]: sys_names[t[2]]})
+                 for t in tasks]
+        futs, threads = _daemon_pool(calls, workers)
+        try:
             _collect(futs, lambda fut: store(fut.result()))
+        finally:
+            # Wait for the running pairs, as leaving an executor's block does: after Ctrl-C,
+            # _collect has cancelled them.
+            for thread in threads:
+                thread.join()
         return
 
     sel = np.array([[t[1], t[2]] for t in tasks], dtype=np.int64)
@@ -1194,6 +1200,37 @@ def _run_pairs(arrays: list, sys_names: list, pairs: np.ndarray, idx: list, metr
         futures.append(executor.submit(_pairs_worker, {i: arrays[i] for i in needed}, chunk, metric, alternative,
                                        options, {i: sys_names[i] for i in needed}))
     _collect(futures, lambda fut: store(fut.result()))
+
+
+def _daemon_pool(calls: Sequence[Callable[[], Any]], workers: int) -> tuple[list, list]:
+    """Run the calls on `workers` daemon threads: their futures (in the order of the calls) and
+    the threads. concurrent.futures' thread pool would do the same, but its workers are joined at
+    interpreter exit only after they have run every queued call, so a program whose background
+    thread is comparing hundreds of pairs could not end until all of them were done; daemon
+    threads let it end at once."""
+    futures = [cf.Future() for _ in calls]
+    pending = iter(range(len(calls)))
+    take = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with take:
+                i = next(pending, None)
+            if i is None:
+                return
+            if not futures[i].set_running_or_notify_cancel():
+                continue  # cancelled before it started
+            try:
+                result = calls[i]()
+            except BaseException as exc:
+                futures[i].set_exception(exc)
+            else:
+                futures[i].set_result(result)
+
+    threads = [threading.Thread(target=work, name=f"pairperm-pairs-{k}", daemon=True) for k in range(workers)]
+    for thread in threads:
+        thread.start()
+    return futures, threads
 
 
 def _as_task(generation: int, fn: Callable[..., Any], *args: Any) -> Any:
