@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from marks import quick_first
 from pairperm import _core
 
 PACKAGE_PARENT = str(Path(_core.__file__).resolve().parent.parent)
@@ -434,6 +435,33 @@ def test_daemon_thread_in_a_core_call_does_not_abort_interpreter_exit(attempt):
     assert proc.returncode == 0, proc.stderr
 
 
+def test_interpreter_exit_does_not_wait_for_a_background_compare_systems():
+    # 1,770 real-valued pairs take ~15 s on the pool of compare_systems (2 cores); a program whose
+    # daemon thread is running them ends when its main thread does, as with monte_carlo_test.
+    proc = subprocess.Popen([sys.executable, "-c", f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent("""
+        import threading, time
+        import numpy as np
+        import pairperm
+        rng = np.random.default_rng(0)
+        systems = {f"s{i}": rng.random(5000) + 0.001 * i for i in range(60)}
+        done = []
+        def work():
+            pairperm.compare_systems(systems, "mean", n_jobs=2, progress=False)
+            done.append(True)
+        threading.Thread(target=work, daemon=True).start()
+        time.sleep(1.0)
+        print("done" if done else "exiting", flush=True)
+    """)], stdout=subprocess.PIPE, text=True)
+    with proc:
+        line = proc.stdout.readline().strip()
+        start = time.monotonic()
+        proc.wait(timeout=120)
+        elapsed = time.monotonic() - start
+    assert line == "exiting"  # the comparison was still running
+    assert proc.returncode == 0
+    assert elapsed < 3.0, elapsed
+
+
 def test_forked_children_never_hang_on_fft_state():
     proc = run_script("""
         import os, signal, threading
@@ -489,7 +517,9 @@ DAEMON_CALLS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(DAEMON_CALLS))
+# The pool of compare_systems and a core call with its own threads run in the quick set.
+@pytest.mark.parametrize("name", quick_first(sorted(DAEMON_CALLS, key=lambda k: k not in ("compare_systems", "f1_test")),
+                                            quick=2))
 def test_daemon_threads_in_public_calls_do_not_abort_interpreter_exit(name):
     for _ in range(3):
         proc = run_script(f"""

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pairperm
+from marks import quick_first
 from pairperm import PrecisionWarning, _core
 from pairperm._f1 import _ratio_test_iv
 from reference import exact_ratio_pvalue, log_fraction, rel_err
@@ -44,7 +45,7 @@ def check(kind, a, b, alternative, rel=1e-9):
 DEEP = [(200, 0.95, 0.45, 0), (220, 0.97, 0.3, 1), (240, 0.9, 0.5, 2), (260, 0.99, 0.2, 3)]
 
 
-@pytest.mark.parametrize("n,ra,rb,seed", DEEP)
+@pytest.mark.parametrize("n,ra,rb,seed", quick_first(DEEP))
 def test_f1_deep_tails_against_exact(n, ra, rb, seed):
     rng = np.random.default_rng(900 + seed)
     a, b = counts3(rng, n, ra, rb, 0.3, 0.6)
@@ -55,7 +56,7 @@ def test_f1_deep_tails_against_exact(n, ra, rb, seed):
         check("f1", b, a, alt)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", quick_first(range(3)))
 def test_precision_deep_tails_against_exact(seed):
     rng = np.random.default_rng(950 + seed)
     a, b = counts3(rng, 220, 0.8, 0.8, 0.1, 1.2)
@@ -63,7 +64,7 @@ def test_precision_deep_tails_against_exact(seed):
     assert min(refs) < 1e-19
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", quick_first(range(3)))
 def test_tp_errors_form_deep_tails(seed):
     rng = np.random.default_rng(970 + seed)
     n = 200
@@ -236,7 +237,7 @@ def two_type_log_pvalue(c: int, ob1: int, ob2: int, alternative: str) -> float:
     return float(logsumexp(np.concatenate(terms)))
 
 
-@pytest.mark.parametrize("offset_sd", [1.5, 5.0, 12.0])
+@pytest.mark.parametrize("offset_sd", quick_first([1.5, 5.0, 12.0]))
 def test_a_million_entries_against_binomial_tails(offset_sd):
     # N = 10^6: far beyond the dense 2-D box (~10^4 x 10^4 states at 1e-40).
     c = 500_000
@@ -263,7 +264,8 @@ def test_a_region_no_single_tilt_certifies_is_refused_quickly():
         pairperm.precision_test(a, b, alternative="greater")
 
 
-def test_random_affine_ratios_against_the_exact_dp():
+@pytest.mark.parametrize("trials", quick_first([15, 100]))
+def test_random_affine_ratios_against_the_exact_dp(trials):
     # Differences of two arbitrary affine ratios of a 2-D (or effectively 1-D) sum: every
     # certified tilted p-value matches the exact DP; the uncertified ones (the caller falls
     # back to the dense distribution) stay few. Near the mean each tail is summed untilted,
@@ -271,7 +273,7 @@ def test_random_affine_ratios_against_the_exact_dp():
     # bounded and weighed against the other instead of forcing the fallback.
     rng = np.random.default_rng(1)
     runs = uncertified = 0
-    for _ in range(100):
+    for _ in range(trials):
         n = int(rng.integers(20, 251))
         stay, swap = rng.integers(-2, 3, (n, 2)), rng.integers(-2, 3, (n, 2))
         shape = rng.integers(0, 5)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import pairperm
+from marks import quick_first
 from pairperm import _core
 from pairperm._bootstrap import f1_from_sums
 from pairperm._difference import tail_level
@@ -193,7 +194,7 @@ def test_coverage_is_at_least_the_confidence_level():
     assert covered / reps >= 0.9 - 3 * math.sqrt(0.09 / reps)
 
 
-@pytest.mark.parametrize("n,kind", [(30, "int"), (32, "real"), (34, "int"), (36, "real")])
+@pytest.mark.parametrize("n,kind", quick_first([(30, "int"), (32, "real"), (34, "int"), (36, "real")], quick=2))
 def test_saddlepoint_endpoints_are_within_one_percent_of_the_width_of_exact_ones(n, kind):
     rng = np.random.default_rng(n)
     d = rng.integers(-3, 7, n) if kind == "int" else rng.gamma(2.0, 1.0, n) - 1.0
@@ -230,7 +231,7 @@ def test_auto_picks_exact_for_few_items_or_few_values_and_the_saddlepoint_beyond
     assert pairperm.shift_interval(np.arange(31) % 4 + 0.5).method == "saddlepoint"  # not integers
 
 
-@pytest.mark.parametrize("n", [1, 2, 5, 8, 12])
+@pytest.mark.parametrize("n", quick_first([1, 2, 5, 8, 12], quick=4))
 def test_lattice_route_is_exactly_the_brute_force_one(n):
     """Against every one of the 2^N subset means in exact fractions."""
     rng = np.random.default_rng(200 + n)
@@ -245,7 +246,7 @@ def test_lattice_route_is_exactly_the_brute_force_one(n):
                 assert lattice_interval(d, level, alternative) == (as_float(low), as_float(high)), (d, level)
 
 
-@pytest.mark.parametrize("n", [14, 20, 45, 63, 64, 90, 160, 250])
+@pytest.mark.parametrize("n", quick_first([14, 20, 45, 63, 64, 90, 160, 250], quick=5))
 def test_lattice_route_is_exactly_the_grouped_count(n):
     """Against the subset means counted by value in exact integers: up to 63 items the route
     counts subsets in integers, beyond it sums probabilities in float64, and leaves levels that
@@ -340,7 +341,7 @@ def test_lattice_route_divides_out_the_common_factor_and_takes_large_values():
     assert pairperm.shift_interval(d).method == "saddlepoint"
 
 
-@pytest.mark.parametrize("n", [31, 34, 38])
+@pytest.mark.parametrize("n", quick_first([31, 34, 38]))
 def test_lattice_route_is_the_meet_in_the_middle_one(n):
     rng = np.random.default_rng(n)
     for values in ([-1, 0, 1], [0, 3, 5, 7], [-2, 9]):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pairperm
+from marks import quick_first
 from pairperm import _core
 from pairperm._classic import _sign_flip_effects, _signed_ranks
 from reference import ALTERNATIVES
@@ -22,7 +23,7 @@ def _band(d, alternative, zero_method="wilcox"):
 
 
 @pytest.mark.parametrize("kind", ["none", "ties", "zeros"])
-@pytest.mark.parametrize("n", [300, 800])
+@pytest.mark.parametrize("n", quick_first([300, 800]))
 def test_band_route_within_its_bound_of_the_exact_engine(n, kind):
     worst = 0.0
     # Shifts z / sqrt(n) give p from ~0.5 down to ~1e-7.
