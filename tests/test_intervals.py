@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import pairperm
+from pairperm import ConfidenceInterval
 from marks import quick_first
 from pairperm import _core
 from pairperm._bootstrap import f1_from_sums
@@ -434,6 +435,37 @@ def test_many_distinct_values_keep_the_saddlepoint():
 def test_shift_interval_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pairperm.shift_interval(**kwargs)
+
+
+@pytest.mark.parametrize("n,largest,negative", [(20, 1.5e308, 7), (36, 8e306, 10), (60, 1e308, 30), (80, 2e306, 30)])
+def test_differences_near_the_top_of_float64_give_finite_ends_or_an_error(n, largest, negative):
+    """Every route scales d by a power of two; at 2^1023 the next power overflows. The ends are
+    those of the same differences scaled down by 2^-1000 (exact), scaled back, wherever the
+    summed difference's ends fit in float64; where they do not, the error says so."""
+    x = np.full(n, 3e306)
+    x[0] = largest
+    x[1:negative] = -2e306
+    y = np.zeros(n)
+    scale = 2.0**-1000
+    for method in ("auto", "saddlepoint") + (("exact",) if n <= 40 else ()):
+        small = pairperm.shift_interval(x * scale, y, method=method)
+        want = ConfidenceInterval(small.mean_difference.low / scale, small.mean_difference.high / scale)
+        if all(math.isfinite(n * v) for v in want):
+            got = pairperm.shift_interval(x, y, method=method)
+            assert got.mean_difference == want and all(math.isfinite(v) for v in got.sum_difference), method
+            assert got.sum_difference == (n * want.low, n * want.high)
+        else:
+            with pytest.raises(ValueError, match="summed difference x - y overflows float64"):
+                pairperm.shift_interval(x, y, method=method)
+
+
+def test_an_interval_overflowing_like_the_statistic_raises_as_the_test_does():
+    x = np.full(50, 1.7e307)
+    x[::3] = -1.1e307
+    with pytest.raises(ValueError, match="overflows float64"):
+        pairperm.permutation_test(x, np.zeros(50))
+    with pytest.raises(ValueError, match="overflows float64.*divide x and y by a common factor"):
+        pairperm.shift_interval(x, np.zeros(50))
 
 
 # ---------------------------------------------------------------- paired bootstrap

@@ -275,6 +275,7 @@ struct Lattice {
 };
 
 constexpr double kTwo53 = 9007199254740992.0;  // 2^53
+constexpr int kLargestExponent = 1023;           // 2^1023, the largest power of two in float64
 constexpr double kTwo58 = 288230376151711744.0;  // 2^58
 
 bool integral(double v) { return std::floor(v) == v && std::fabs(v) < kTwo53; }
@@ -887,11 +888,12 @@ double shift_lower_end(const double* values, const double* counts, std::size_t m
     if (n - counts[0] < reject) return values[0];
     Lattice lat;
     if (lattice && !build_lattice(values, counts, m, &lat)) return std::numeric_limits<double>::quiet_NaN();
-    // Scaled by a power of two (exact) so that every subset sum stays finite.
+    // Scaled by a power of two (exact) so that every subset sum stays finite: below 1 in
+    // magnitude, or below 2 where the values reach 2^1023 and 2^1024 itself overflows.
     const double biggest = std::max(-values[0], values[m - 1]);
     int exponent = 0;
     if (biggest > 0) std::frexp(biggest, &exponent);
-    const double scale = biggest > 0 ? std::ldexp(1.0, exponent) : 1.0;
+    const double scale = biggest > 0 ? std::ldexp(1.0, std::min(exponent, kLargestExponent)) : 1.0;
     std::vector<double> scaled(values, values + m);
     for (double& v : scaled) v /= scale;
     const double saddlepoint = saddlepoint_shift_bound(scaled.data(), counts, nullptr, m, level.tail, level.z) * scale;
@@ -919,7 +921,7 @@ double weighted_shift_lower_end(const double* values, const double* counts, cons
     if (n - at_least < reject) return least;
     int exponent = 0;
     if (biggest > 0) std::frexp(biggest, &exponent);
-    const double scale = biggest > 0 ? std::ldexp(1.0, exponent) : 1.0;
+    const double scale = biggest > 0 ? std::ldexp(1.0, std::min(exponent, kLargestExponent)) : 1.0;
     std::vector<double> scaled(values, values + m);
     for (double& v : scaled) v /= scale;
     return saddlepoint_shift_bound(scaled.data(), counts, weights, m, level.tail, level.z) * scale;

@@ -203,7 +203,7 @@ def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str,
         else:
             low, high = _weighted_multiset_ends(d, w, tail, alternative)
             route = "saddlepoint"
-        return ShiftInterval(ConfidenceInterval(low, high), ConfidenceInterval(items * low, items * high), route)
+        return ShiftInterval(ConfidenceInterval(low, high), _sum_ends(low, high, items, func), route)
     if (method == "exact" and n <= REAL_MAX_EXACT) or (method == "auto" and n <= AUTO_EXACT_MAX):
         low, high = _counted_ends(d, tail, alternative)
         route = "exact"
@@ -221,7 +221,7 @@ def differences_interval(d: np.ndarray, confidence_level: Any, alternative: str,
         route = "exact" if lattice else "saddlepoint"
     return ShiftInterval(
         mean_difference=ConfidenceInterval(low, high),
-        sum_difference=ConfidenceInterval(n * low, n * high),
+        sum_difference=_sum_ends(low, high, n, func),
         method=route,
     )
 
@@ -284,6 +284,18 @@ def _checked_differences(d: np.ndarray, func: str) -> np.ndarray:
     return d
 
 
+def _sum_ends(low: float, high: float, items: int, func: str) -> ConfidenceInterval:
+    """The summed difference's ends, `items` times the mean difference's: refused where that
+    overflows float64, as the test itself refuses a statistic that does."""
+    with np.errstate(over="ignore"):
+        ends = ConfidenceInterval(items * low, items * high)
+    if any(math.isinf(e) and math.isfinite(m) for e, m in zip(ends, (low, high))):
+        raise ValueError(f"{func}: the interval of the summed difference x - y overflows float64 ({items} items times "
+                         "a mean difference); divide x and y by a common factor such as 1e300 (the interval scales "
+                         "with the units of the scores)")
+    return ends
+
+
 def _snap_to_subset_mean(v: float, denominator: int, width: float) -> float:
     """For integer differences an exact endpoint is a fraction s / j with j at most
     `denominator` (the items); the bisection lands within a few ulps of `width` (the range of
@@ -337,9 +349,10 @@ def _counted_ends(d: np.ndarray, tail: Fraction, alternative: str,
     """The ends by bisection with meet-in-the-middle counts (at most REAL_MAX_EXACT units; `w`:
     their item counts, None for one item each)."""
     # Work on d scaled by a power of two (exact) so that every subset sum stays finite and the
-    # result is invariant under rescaling the scores.
+    # result is invariant under rescaling the scores: below 1 in magnitude, or below 2 where d
+    # reaches 2^1023 and 2^1024 itself overflows.
     biggest = float(np.abs(d).max())
-    scale = math.ldexp(1.0, math.frexp(biggest)[1]) if biggest > 0 else 1.0
+    scale = math.ldexp(1.0, min(math.frexp(biggest)[1], 1023)) if biggest > 0 else 1.0
     ds = d.astype(np.float64) / scale
     low = -math.inf if alternative == "less" else _lower_bound(ds, tail, w) * scale
     high = math.inf if alternative == "greater" else -_lower_bound(-ds, tail, w) * scale
