@@ -144,3 +144,55 @@ def test_binary_scores_are_told_apart_as_numpy_isin_does():
     x, y = (rng.random(300) < 0.6).astype(float), (rng.random(300) < 0.5).astype(float)
     assert pairperm.compare(x, y).test == "mcnemar_test"
     assert pairperm.compare(x + 0.5, y).test == "permutation_test"
+
+
+def _bleu_statistics(rng, n):
+    """Per-sentence BLEU statistics as sacrebleu counts them: total_k = hyp_len - k + 1 n-grams
+    of order k, of which correct_k match."""
+    hyp = rng.integers(5, 20, n)
+    ref = hyp + rng.integers(-2, 3, n)
+    total = np.stack([np.maximum(hyp - k, 0) for k in range(4)], axis=1)
+    correct = (total * rng.random((n, 4))).astype(np.int64)
+    return np.column_stack([hyp, ref, correct, total])
+
+
+def _chrf_statistics(rng, n, orders=6):
+    hyp = rng.integers(10, 40, (n, orders))
+    ref = rng.integers(10, 40, (n, orders))
+    match = (np.minimum(hyp, ref) * rng.random((n, orders))).astype(np.int64)
+    return np.stack([hyp, ref, match], axis=2).reshape(n, 3 * orders)
+
+
+CORPUS_CALLS = {
+    "compare": lambda m, a, b: pairperm.compare(a, b, m, n_resamples=200, rng=0),
+    "compare_systems": lambda m, a, b: pairperm.compare_systems({"A": a, "B": b}, m, n_resamples=200, rng=0,
+                                                                progress=False),
+    "bootstrap_test": lambda m, a, b: pairperm.bootstrap_test(a, b, m, n_resamples=200, rng=0),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CORPUS_CALLS))
+def test_bleu_and_chrf_statistics_with_more_matches_than_ngrams_are_refused(call):
+    rng = np.random.default_rng(4)
+    run = CORPUS_CALLS[call]
+    a, b = _bleu_statistics(rng, 30), _bleu_statistics(rng, 30)
+    run("bleu", a, b)  # consistent statistics are taken
+    bad = a.copy()
+    bad[3, 3] = bad[3, 7] + 5  # correct_2 > total_2
+    with pytest.raises(ValueError, match=r"more matching 2-grams than 2-grams in entry 3: correct_2 = \d+ > total_2"):
+        run("bleu", bad, b)
+    bad = b.copy()
+    bad[7, 0] = -1
+    with pytest.raises(ValueError, match=r"non-negative; got -1 \(entry 7, column 'hyp_len'\)"):
+        run("bleu", a, bad)
+
+    a, b = _chrf_statistics(rng, 30), _chrf_statistics(rng, 30)
+    run("corpus_chrf", a, b)
+    bad = a.copy()
+    bad[5, 3 * 2 + 2] = bad[5, 3 * 2 + 1] + 1  # match_3 > ref_3
+    with pytest.raises(ValueError, match=r"order 3 than the hypothesis or the reference has in entry 5: match_3"):
+        run("corpus_chrf", bad, b)
+    bad = a.copy()
+    bad[2, 4] = -3
+    with pytest.raises(ValueError, match=r"got -3 \(entry 2, column 'ref_2'\)"):
+        run("corpus_chrf", bad, b)

@@ -267,13 +267,48 @@ def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable,
     return xa, ya, lambda s: s[..., 0] / s[..., 1]
 
 
+def _column_name(metric: str, column: int, width: int) -> str:
+    """The name of a statistics column of `metric` (BLEU_COLUMNS, CHRF_COLUMNS and chrF++'s
+    word orders after them), or its position."""
+    if metric == "bleu" and width == len(BLEU_COLUMNS):
+        return BLEU_COLUMNS[column]
+    if metric == "corpus_chrf" and width % 3 == 0:
+        return f"{('hyp', 'ref', 'match')[column % 3]}_{column // 3 + 1}"
+    return str(column)
+
+
 def check_counts(arr: np.ndarray, name: str, metric: str, func: str) -> None:
-    """The count-based metrics (F1, BLEU, chrF) need non-negative statistics."""
-    if metric in ("f1", "macro_f1", "bleu", "corpus_chrf"):
-        neg = arr < 0
-        if neg.any():
-            raise ValueError(f"{func}: {name} holds counts and must be non-negative; got {arr[neg][0]!r} "
-                             f"at index {tuple(int(i) for i in np.argwhere(neg)[0])}")
+    """The count-based metrics (F1, BLEU, chrF) need non-negative statistics, and no more matches
+    than there are n-grams: BLEU's correct_k at most total_k, chrF's match at most both sides'
+    n-grams. A wrong statistic would give a metric, and a p-value, of nothing real."""
+    if metric not in ("f1", "macro_f1", "bleu", "corpus_chrf"):
+        return
+
+    def refuse(bad: np.ndarray, what: str) -> None:
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"entry {at[0]}" + (f", column {_column_name(metric, at[-1], arr.shape[-1])!r}" if arr.ndim > 1 else "")
+        if arr.ndim == 3:
+            where = f"entry {at[0]}, class {at[1]}, column {at[2]}"
+        raise ValueError(f"{func}: {name} {what} ({where})")
+
+    neg = arr < 0
+    if neg.any():
+        refuse(neg, f"holds counts and must be non-negative; got {arr[neg][0].item()!r}")
+    if metric == "bleu" and arr.ndim == 2 and arr.shape[1] == len(BLEU_COLUMNS):
+        correct, total = arr[:, 2:6], arr[:, 6:10]
+        over = correct > total
+        if over.any():
+            i, k = (int(v) for v in np.argwhere(over)[0])
+            raise ValueError(f"{func}: {name} has more matching {k + 1}-grams than {k + 1}-grams in entry {i}: "
+                             f"correct_{k + 1} = {correct[i, k].item()!r} > total_{k + 1} = {total[i, k].item()!r}")
+    if metric == "corpus_chrf" and arr.ndim == 2 and arr.shape[1] % 3 == 0:
+        t = arr.reshape(len(arr), -1, 3)
+        over = (t[..., 2] > t[..., 0]) | (t[..., 2] > t[..., 1])
+        if over.any():
+            i, k = (int(v) for v in np.argwhere(over)[0])
+            raise ValueError(f"{func}: {name} has more matching n-grams of order {k + 1} than the hypothesis or the "
+                             f"reference has in entry {i}: match_{k + 1} = {t[i, k, 2].item()!r}, hyp_{k + 1} = "
+                             f"{t[i, k, 0].item()!r}, ref_{k + 1} = {t[i, k, 1].item()!r}")
 
 
 def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], opts: Any,

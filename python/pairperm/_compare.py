@@ -158,6 +158,8 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     ya = as_int_array(sy, "y", func, ndim=(2, 3), hint=hint)
     check_same_length(xa, ya, "x", "y", func)
     _bootstrap.check_statistics_shape(metric, xa.shape[1:], func)
+    _bootstrap.check_counts(xa, "x", metric, func)
+    _bootstrap.check_counts(ya, "y", metric, func)
     one = _bootstrap.summed_metric(metric)
     r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng, method, groups, x)
     return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Seque
 import numpy as np
 
 from . import _core, _runner
-from ._bootstrap import check_statistics_shape, f1_from_sums, statistics_by_name, summed_metric
+from ._bootstrap import check_counts, check_statistics_shape, f1_from_sums, statistics_by_name, summed_metric
 from ._classic import discordant_counts
 from ._compare import (
     _INTEGER_SUMS,
@@ -610,6 +610,7 @@ def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
         return arr
     arr = as_int_array(raw, label, _FUNC, ndim=(2, 3), hint="pairperm.bootstrap_test takes real-valued statistics")
     check_statistics_shape(metric, arr.shape[1:], _FUNC, label)
+    check_counts(arr, label, metric, _FUNC)
     return arr
 
 
