@@ -26,7 +26,7 @@ def test_binary_goes_to_mcnemar():
 def test_real_valued_routes():
     rng = np.random.default_rng(1)
     a, b = rng.random(200), rng.random(200)
-    r = pairperm.compare(a, b, "perplexity")
+    r = pairperm.compare(1 + a, 1 + b, "perplexity")  # perplexities are at least 1
     assert r.test == "wilcoxon_test" and r.pvalue == pairperm.wilcoxon_test(a, b).pvalue
     for metric in ("mean", "comet", "ndcg", "chrf"):
         r = pairperm.compare(a, b, metric, n_resamples=500, rng=3)
@@ -196,3 +196,26 @@ def test_bleu_and_chrf_statistics_with_more_matches_than_ngrams_are_refused(call
     bad[2, 4] = -3
     with pytest.raises(ValueError, match=r"got -3 \(entry 2, column 'ref_2'\)"):
         run("corpus_chrf", bad, b)
+
+
+def test_reason_says_real_valued_scores_ran_for_an_integer_metric():
+    partial = pairperm.compare([1, 0.5, 1, 0.5, 0, 1], [0, 0.5, 0, 0, 0, 0.5], "accuracy")
+    assert partial.test == "permutation_test" and partial.result.engine == "meet_in_the_middle"
+    assert partial.reason.startswith("real-valued per-entry scores (accuracy): paired-permutation test of the mean")
+    assert "integer" not in partial.reason
+    summed = pairperm.compare([2.5, 1, 3], [1, 1, 0.5], "sum")
+    assert "real-valued" in summed.reason and "sum difference" in summed.reason
+    counts = pairperm.compare([1, 2, 1, 3, 0, 1], [0, 0, 0, 0, 0, 0], "accuracy")
+    assert counts.reason.startswith("sum of per-entry integer scores")
+
+
+@pytest.mark.parametrize("bad", [-1.0, 0.0, 0.5])
+def test_perplexities_below_one_are_refused(bad):
+    x, y = [31.2, 28.4, bad, 25.0], [30.1, 29.0, 36.2, 24.1]
+    with pytest.raises(ValueError, match=rf"perplexities, which are at least 1; x has {bad!r} at entry 2"):
+        pairperm.compare(x, y, "perplexity")
+    with pytest.raises(ValueError, match=rf"at least 1; y has {bad!r} at entry 2"):
+        pairperm.compare(y, x, "perplexity")
+    with pytest.raises(ValueError, match=rf"at least 1; system 'a' has {bad!r} at entry 2"):
+        pairperm.compare_systems({"a": x, "b": y}, "perplexity", progress=False)
+    assert pairperm.compare([1.0, 2.0, 3.5], [1.5, 2.5, 3.0], "perplexity").test == "wilcoxon_test"

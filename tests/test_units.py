@@ -154,8 +154,8 @@ def test_compare_passes_groups_to_every_route():
     xb, yb = (x > 2).astype(int), (y > 2).astype(int)
     c = pairperm.compare(xb, yb, "accuracy", groups=labels)  # per-unit counts are not 0/1: no McNemar
     assert c.test == "permutation_test" and c.pvalue == pairperm.permutation_test(xb, yb, groups=labels).pvalue
-    c = pairperm.compare(x + 0.5, y + 0.25, "perplexity", groups=labels)
-    assert c.pvalue == pairperm.wilcoxon_test(x + 0.5, y + 0.25, groups=labels, alternative="two-sided").pvalue
+    c = pairperm.compare(x + 1.5, y + 1.25, "perplexity", groups=labels)  # perplexities are at least 1
+    assert c.pvalue == pairperm.wilcoxon_test(x + 1.5, y + 1.25, groups=labels, alternative="two-sided").pvalue
 
 
 def test_cluster_bootstrap_resamples_whole_units():

@@ -105,8 +105,8 @@ def test_monte_carlo_unchanged():
 
 def test_compare_passes_method():
     rng = np.random.default_rng(5)
-    x = rng.lognormal(size=300)
-    y = x * rng.lognormal(0.05, 0.1, size=300)
+    x = 1 + rng.lognormal(size=300)  # perplexities are at least 1
+    y = 1 + (x - 1) * rng.lognormal(0.05, 0.1, size=300)
     auto = pairperm.compare(x, y, "perplexity")
     exact = pairperm.compare(x, y, "perplexity", method="exact")
     with pytest.warns(pairperm.PrecisionWarning, match="floor"):

@@ -111,6 +111,11 @@ def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int
                                         "(identical to the exact permutation test on 0/1 scores)")
     r = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng,
                                       groups=groups)
+    if not (_is_integral(xa) and _is_integral(ya)):
+        # Partial credit (0.5 for a half-right answer) and the like: the same test, on real scores.
+        what = "mean" if per_item else "sum"
+        return _done(r, "permutation_test", f"real-valued per-entry scores ({metric}): paired-permutation test of the "
+                                            f"{what} difference, {_how(r)}", per_item=per_item)
     return _done(r, "permutation_test", f"sum of per-entry integer scores: paired-permutation test, {_how(r)}",
                  per_item=per_item)
 
@@ -123,8 +128,22 @@ def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng:
     return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: structured paired-permutation test, {_how(r)}")
 
 
+def check_perplexity(arr: np.ndarray, label: str, func: str) -> None:
+    """Perplexities are exponentials of a cross-entropy, at least 1: anything below is another
+    score (a log-likelihood, an entropy), whose direction the test would get wrong."""
+    low = arr < 1
+    if low.any():
+        i = int(np.argmax(low))
+        raise ValueError(f"{func}: metric='perplexity' takes perplexities, which are at least 1; {label} has "
+                         f"{float(arr.ravel()[i])!r} at entry {i} (for other scores compare them with metric='mean', "
+                         "where higher is better)")
+
+
 def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
                 method: Any = "auto", groups: Any = None) -> CompareResult:
+    check_paired_index(x, y, ("x", "y"), "compare")
+    for arr, label in ((x, "x"), (y, "y")):
+        check_perplexity(as_real_array(arr, label, "compare", ndim=(1, 2)), label, "compare")
     # Lower perplexity is better, so "A better" (greater) means A's values are smaller.
     flipped = {"greater": "less", "less": "greater"}.get(alternative, alternative)
     r = _classic.wilcoxon_test(x, y, alternative=flipped, method=method, n_resamples=n_resamples, rng=rng,

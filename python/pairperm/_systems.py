@@ -36,6 +36,7 @@ from ._compare import (
     REAL_MEANS,
     SUMMED_METRICS,
     _is_integral,
+    check_perplexity,
     check_sentence_scores,
     compare,
 )
@@ -599,6 +600,8 @@ def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
         check_sentence_scores(metric, arr, label, _FUNC)
         if metric in _PER_ENTRY_REAL and arr.ndim != 1:
             raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,); {label} has shape {arr.shape}")
+        if metric == "perplexity":
+            check_perplexity(arr, label, _FUNC)
         return arr
     if metric in _INTEGER_SUMS:
         return as_int_array(raw, label, _FUNC)
