@@ -1212,7 +1212,7 @@ def _daemon_pool(calls: Sequence[Callable[[], Any]], workers: int) -> tuple[list
     interpreter exit only after they have run every queued call, so a program whose background
     thread is comparing hundreds of pairs could not end until all of them were done; daemon
     threads let it end at once."""
-    futures = [cf.Future() for _ in calls]
+    futures: list[cf.Future] = [cf.Future() for _ in calls]
     pending = iter(range(len(calls)))
     take = threading.Lock()
 
