@@ -393,3 +393,34 @@ def test_misaligned_views_reach_the_core_only_as_aligned_copies(monkeypatch):
             got = call(misaligned(x), misaligned(y))
             assert seen and all(seen), call
             assert got.to_dict() == want.to_dict()
+
+
+# ---------------------------------------------------------------- quoted fields (RFC 4180)
+
+
+@pytest.mark.parametrize("without_pandas", [False, True])
+def test_quoted_fields_are_read_by_any_reader_and_named_by_their_first_line(tmp_path, monkeypatch, without_pandas):
+    if without_pandas:
+        monkeypatch.setitem(sys.modules, "pandas", None)
+    f = tmp_path / "t.csv"
+    f.write_text('"doc_id","A","B"\n"d, 1","1",2\n\n"d\n2",3,"4"\nd3,5,6\n')
+    table = read_table(str(f), text_columns=("doc_id",))
+    assert table.header == ("doc_id", "A", "B")
+    assert [c.tolist() for c in table.columns] == [["d, 1", "d\n2", "d3"], [1, 3, 5], [2, 4, 6]]
+    assert [table.line_of(r) for r in range(3)] == [2, 4, 6]
+
+
+def test_white_space_separated_tables_keep_quotes_as_characters(tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text('doc_id A\n"d1" 1\n"d 2\n')
+    table = read_table(str(f), text_columns=("doc_id",))
+    assert table.columns[0].tolist() == ['"d1"', '"d'] and table.columns[1].tolist() == [1, 2]
+
+
+def test_compare_reads_an_id_column_of_quoted_ids(tmp_path, capsys):
+    f = tmp_path / "scores.csv"
+    ids = [f'"doc {i}, part ""{i}"""' for i in range(8)]
+    f.write_text("doc_id,A,B\n" + "".join(f"{i},{a},{b}\n" for i, a, b in zip(ids, A, B)))
+    code, out, err = run(["compare", str(f), "--metric", "sum", "--id-column", "doc_id", "--format", "json"], capsys)
+    assert code == 0, err
+    assert pairperm.SystemsComparison.from_json(out).rows[0].pvalue == pytest.approx(by_id_pvalue(A, B))

@@ -175,3 +175,108 @@ def test_jsonl_with_a_byte_order_mark_reads_as_without(tmp_path):
     plain = pairperm.read_scores([tmp_path / "plain.jsonl"], id_field="doc_id", score_field="acc")
     assert with_bom.index.tolist() == plain.index.tolist() == [1, 2]
     assert with_bom["bom"].tolist() == plain["plain"].tolist() == [1, 0]
+
+
+# ---------------------------------------------------------------- quoted CSV fields (RFC 4180)
+
+QUOTED_CSV = ('id,text,score\n'
+              '1,"a, b",0.5\n'
+              '"q, 2","say ""hi"", then go",1\n'
+              '3,"two\nlines, and\n\na blank one",0\n'
+              '4,plain,2\n')
+
+
+def test_quoted_fields_with_delimiters_doubled_quotes_and_line_breaks_read_as_pandas_reads_them(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text(QUOTED_CSV)
+    want = pd.read_csv(path, dtype={"id": str})
+    got = pairperm.read_scores([path], id_field="id", score_field="score")
+    assert got.index.tolist() == want["id"].tolist() == ["1", "q, 2", "3", "4"]
+    assert got["a"].tolist() == want["score"].tolist() == [0.5, 1.0, 0.0, 2.0]
+    tsv = tmp_path / "b.tsv"
+    tsv.write_text('id\ttext\tscore\n"q\t1"\t"x\ty"\t3\nq2\t"say ""hi"""\t4\n')
+    got = pairperm.read_scores([tsv], id_field="id", score_field="score")
+    assert got.index.tolist() == ["q\t1", "q2"] and got["b"].tolist() == [3, 4] and got["b"].dtype == np.int64
+
+
+def test_a_bad_row_after_a_quoted_line_break_is_named_by_its_own_line(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text(QUOTED_CSV + '5,"more\ntext",x\n')
+    with pytest.raises(ValueError, match=r"a.csv:9: .*'x' is not a number"):
+        pairperm.read_scores([path], id_field="id", score_field="score")
+
+
+@pytest.mark.parametrize("text, match", [
+    ('id,text,score\n1,a,1\n2,"never closed,1\n3,c,0\n', r"a.csv:3: a quoted field opened on this line is not closed"),
+    ('id,text,score\n1,a,1\n2,"closed"early,1\n', r"a.csv:3: .*quoting"),
+])
+def test_malformed_quoting_is_an_error_naming_the_line(tmp_path, text, match):
+    path = tmp_path / "a.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        pairperm.read_scores([path], id_field="id", score_field="score")
+
+
+def test_quotes_inside_unquoted_fields_and_padded_ids_read_as_before(tmp_path):
+    # A quote that does not open a field is an ordinary character, and white space around a
+    # field is no part of it, whichever of the readers reads the file.
+    rows = 'id,score\na"b,1\n q2 ,2\n'
+    (tmp_path / "small.csv").write_text(rows)
+    # Integers in the first chunk the fast parser reads and reals in a later one: the careful
+    # reader reads the file.
+    (tmp_path / "big.csv").write_text(rows + "".join(f"d{i},{1 if i < 70_000 else 0.5}\n" for i in range(70_010)))
+    small = pairperm.read_scores([tmp_path / "small.csv"], id_field="id", score_field="score")
+    big = pairperm.read_scores([tmp_path / "big.csv"], id_field="id", score_field="score")
+    assert small.index.tolist() == big.index[:2].tolist() == ['a"b', "q2"]
+
+
+def test_booleans_are_never_ids(tmp_path):
+    # JSON true equals 1 in Python: the item "true" of one log was paired with the item 1 of another.
+    a = jsonl(tmp_path / "a.jsonl", [{"doc_id": 1, "acc": 1}, {"doc_id": True, "acc": 0}])
+    b = jsonl(tmp_path / "b.jsonl", [{"doc_id": 1, "acc": 0}, {"doc_id": 2, "acc": 1}])
+    with pytest.raises(ValueError, match=r"a.jsonl:2: the field 'doc_id' is true; .*string or a number"):
+        pairperm.read_scores([a, b], id_field="doc_id", score_field="acc")
+    c = jsonl(tmp_path / "c.jsonl", [{"doc_id": True, "acc": 0}, {"doc_id": False, "acc": 1}])
+    with pytest.raises(ValueError, match=r"c.jsonl:1: the field 'doc_id' is true"):
+        pairperm.read_scores([c], id_field="doc_id", score_field="acc")
+    d = jsonl(tmp_path / "d.jsonl", [{"doc_id": 1, "acc": 0, "model": False}])
+    with pytest.raises(ValueError, match=r"d.jsonl:1: the field 'model' is false"):
+        pairperm.read_scores(d, id_field="doc_id", score_field="acc", system_field="model")
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_ids_that_are_not_finite_numbers_are_refused(tmp_path, value):
+    path = tmp_path / "a.jsonl"
+    path.write_text(f'{{"doc_id": 1, "acc": 1}}\n{{"doc_id": {value}, "acc": 1}}\n')
+    with pytest.raises(ValueError, match=r"a.jsonl:2: the field 'doc_id' is .*, not a finite number"):
+        pairperm.read_scores([path], id_field="doc_id", score_field="acc")
+
+
+def test_json_numbers_of_equal_value_are_one_id(tmp_path):
+    a = jsonl(tmp_path / "a.jsonl", [{"doc_id": 1, "acc": 1}, {"doc_id": 2, "acc": 0}, {"doc_id": "2", "acc": 1}])
+    b = jsonl(tmp_path / "b.jsonl", [{"doc_id": 2.0, "acc": 1}, {"doc_id": "2", "acc": 0}, {"doc_id": 1.0, "acc": 0}])
+    s = pairperm.read_scores([a, b], id_field="doc_id", score_field="acc")
+    assert s.index.tolist() == [1, 2, "2"] and s.to_dict("list") == {"a": [1, 0, 1], "b": [0, 1, 0]}
+    c = jsonl(tmp_path / "c.jsonl", [{"doc_id": 1, "acc": 1}, {"doc_id": 1.0, "acc": 0}])
+    with pytest.raises(ValueError, match=r"c.jsonl has duplicated ids: 1"):
+        pairperm.read_scores([c], id_field="doc_id", score_field="acc")
+    # A table's ids are text.
+    (tmp_path / "d.csv").write_text("id,acc\n1,1\n2,0\n")
+    (tmp_path / "e.csv").write_text("id,acc\n1.0,1\n2,0\n")
+    with pytest.raises(ValueError, match=r"only in system 'd' in \S+d.csv: '1'; only in system 'e' in \S+e.csv: '1.0'"):
+        pairperm.read_scores([tmp_path / "d.csv", tmp_path / "e.csv"], id_field="id", score_field="acc")
+
+
+def test_the_missing_pandas_message_names_an_extra_that_installs_pandas(tmp_path, monkeypatch):
+    import pathlib
+    import re
+
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError) as info:
+        pairperm.read_scores([tmp_path / "a.jsonl"], id_field="doc_id", score_field="acc")
+    extra = re.search(r"'(\w+)' extra", str(info.value)).group(1)
+    pyproject = (pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text()
+    table = re.search(r"^\[project\.optional-dependencies\]\n(.*?)(?=^\[)", pyproject, re.M | re.S).group(1)
+    requirements = re.search(rf"^{extra}\s*=\s*\[(.*?)\]", table, re.M | re.S)
+    assert requirements is not None, f"no extra {extra!r} in pyproject.toml"
+    assert re.search(r"""["']pandas\b""", requirements.group(1))

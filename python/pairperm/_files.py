@@ -2,16 +2,23 @@
 
 A table is rows of decimal numbers separated by one delimiter (a comma, a tab, a semicolon or
 white space; unless given, the first of these found in the first non-blank line), optionally
-under a header row. The first non-blank line is a header only when every field of it is a word
-(a name starting with a letter or an underscore); any other line must be a full row of numbers.
-Blank lines are skipped, '-' is standard input and a UTF-8 byte-order mark is allowed.
-Every error names the file and the line.
+under a header row. The first non-blank row is a header only when every field of it is a word
+(a name starting with a letter or an underscore); any other row must be a full row of numbers.
+Fields are stripped of the white space around them. With a delimiter, a field that starts with
+a double quote is quoted as in RFC 4180 (CSV as pandas and spreadsheets write it): it runs to
+its closing quote over delimiters and line breaks, and a quote inside it is written twice; a
+quote inside a field that does not start with one is an ordinary character, and so is every
+quote of a table separated by white space. Blank lines are skipped, '-' is standard input and a
+UTF-8 byte-order mark is allowed. Every error names the file and the line.
 
 The rows are parsed at C speed, streaming from the file: pandas' parser when pandas is
-installed, else ``numpy.loadtxt``. Their results are checked (column types, finite values,
-integers exact), and whenever a fast parser refuses the data or a check fails, a careful pass
-over the lines finds the first bad line and names it; that pass also reads the rare files the
-fast parsers cannot (a delimiter followed only by spaces on a line, say).
+installed, else ``numpy.loadtxt``. Both parse without quoting, and their results are checked
+(column types, finite values, integers exact, no quote and no surrounding white space in a text
+field), so that they read only files where quoting changes nothing. Whenever a fast parser
+refuses the data or a check fails, a careful pass over the rows (the csv module, strict about
+quoting: pandas would glue ``"a"b`` into ``ab``) finds the first bad line and names it; that pass
+also reads the files the fast parsers cannot: those with quoted fields, or a delimiter followed
+only by spaces on a line, say.
 
 read_scores() builds on it: evaluation logs (JSONL through pandas.read_json, CSV/TSV through
 read_table with a text id column and chosen columns) read into scores aligned by item id.
@@ -25,13 +32,14 @@ import gzip
 import io
 import itertools
 import json
+import math
 import os
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Generator, Optional, TextIO, Union
+from typing import Any, BinaryIO, Callable, Generator, NamedTuple, Optional, TextIO, Union
 
 import numpy as np
 
@@ -77,6 +85,7 @@ class Table:
     _source: _Source
     _offset: int
     _first_line: int
+    _delim: Optional[str]
 
     def __len__(self) -> int:
         return len(self.columns[0]) if self.columns else 0
@@ -86,11 +95,11 @@ class Table:
         return len(self.columns)
 
     def line_of(self, row: int) -> int:
-        """The line number of data row `row` (for messages; reads the lines again)."""
-        for lineno, line in self._source.lines(self._offset, self._first_line):
-            if line.strip():
+        """The line number of data row `row`, where it starts (for messages; reads the rows again)."""
+        with contextlib.closing(_records(self._source, self._offset, self._first_line, self._delim)) as records:
+            for record in records:
                 if row == 0:
-                    return lineno
+                    return record.lineno
                 row -= 1
         raise IndexError(row)
 
@@ -145,8 +154,61 @@ def _delimiter_of(line: str) -> Optional[str]:
     return None  # white space
 
 
-def _split(line: str, delim: Optional[str]) -> list[str]:
-    return [f.strip() for f in line.split(delim)] if delim else line.split()
+class _Record(NamedTuple):
+    lineno: int  # the line it starts on
+    fields: list[str]
+    text: str  # its lines as read: several when a quoted field holds a line break
+
+
+def _records(source: _Source, offset: int, first_line: int, delim: Optional[str]) -> Generator[_Record, None, None]:
+    """The non-blank rows from byte `offset` on, fields stripped: split at white space when
+    `delim` is None, else by the csv module, quoted fields as RFC 4180 has them."""
+    with contextlib.closing(source.lines(offset, first_line)) as lines:
+        if delim is None:
+            for lineno, line in lines:
+                if line.strip():
+                    yield _Record(lineno, line.split(), line)
+            return
+        taken: list[tuple[int, str]] = []  # the lines of the row being read
+        ended = False
+
+        def feed() -> Generator[str, None, None]:
+            nonlocal ended
+            for lineno, line in lines:
+                taken.append((lineno, line))
+                yield line
+            ended = True
+
+        # skipinitialspace: a quoted field may follow its delimiter after spaces, as any field may.
+        # strict: text after a closing quote is an error, not glued onto the field.
+        reader = csv.reader(feed(), delimiter=delim, quotechar='"', doublequote=True, skipinitialspace=True,
+                            strict=True)
+        while True:
+            taken.clear()
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise ValueError(_quoting_error(source.name, taken, ended, exc)) from None
+            text = taken[0][1] if len(taken) == 1 else "".join(line for _, line in taken)
+            if text.strip():
+                yield _Record(taken[0][0], [f.strip() for f in fields], text)
+
+
+def _quoting_error(name: str, taken: list[tuple[int, str]], ended: bool, exc: csv.Error) -> str:
+    start = taken[0][0] if taken else 0
+    text = "".join(line for _, line in taken)
+    if ended:
+        return (f"{name}:{start}: a quoted field opened on this line is not closed by the end of the file (a field "
+                "that starts with a double quote runs to the next lone one; a quote inside it is written twice)")
+    if len(text) > csv.field_size_limit():
+        return (f"{name}:{start}: the row starting on this line holds a field longer than the csv module's limit of "
+                f"{csv.field_size_limit()} characters: a quote opening a field is never closed, or the field is "
+                "longer than csv.field_size_limit() allows")
+    return (f"{name}:{taken[-1][0] if taken else start}: malformed quoting ({exc}): a quoted field ends at its closing "
+            f"quote, right before the delimiter or the line's end, and a quote inside it is written twice: "
+            f"{text.strip()!r}")
 
 
 def read_table(name: str, *, stdin: Optional[TextIO] = None, delim: Optional[str] = None, widths: tuple[int, ...] = (),
@@ -185,18 +247,18 @@ def read_table(name: str, *, stdin: Optional[TextIO] = None, delim: Optional[str
         offset = len(_BOM) if head == _BOM else 0
     with contextlib.closing(source.lines(offset, 1)) as lines:
         for lineno, line in lines:
-            if not line.strip():
-                offset += len(line.encode("utf-8"))
-                continue
-            if delim is None:
-                delim = _delimiter_of(line)
-            fields = _split(line, delim)
-            if all(_is_word(f) for f in fields):
-                header = tuple(fields)
-                offset += len(line.encode("utf-8"))
-                lineno += 1
-            first_line = lineno
-            break
+            if line.strip():
+                if delim is None:
+                    delim = _delimiter_of(line)
+                first_line = lineno
+                break
+            offset += len(line.encode("utf-8"))
+    with contextlib.closing(_records(source, offset, first_line, delim)) as records:
+        first = next(records, None)
+    if first is not None and all(_is_word(f) for f in first.fields):
+        header = tuple(first.fields)
+        offset += len(first.text.encode("utf-8"))
+        first_line += first.text.count("\n")
     if callable(text_columns):
         text_columns = tuple(c for c in header or () if text_columns(c))
     missing = [c for c in text_columns if header is None or c not in header]
@@ -224,7 +286,7 @@ def read_table(name: str, *, stdin: Optional[TextIO] = None, delim: Optional[str
     if used is not None:
         columns = tuple(columns[j] for j in used)
     names = tuple(usecols) if usecols is not None else header
-    return Table(name, names, columns, source, offset, first_line)
+    return Table(name, names, columns, source, offset, first_line, delim)
 
 
 def _read_fast(source: _Source, offset: int, delim: Optional[str], header: Optional[tuple[str, ...]],
@@ -263,7 +325,7 @@ def _read_fast(source: _Source, offset: int, delim: Optional[str], header: Optio
         return None
     for j, col in enumerate(columns):
         if j in text or j in skipped:
-            if col.dtype.kind not in "OUT" or not all(col):
+            if col.dtype.kind not in "OUT" or not all(col) or not _read_alike(col, delim):
                 return None
             continue
         if col.dtype.kind != "i" and col.dtype != np.float64:
@@ -271,6 +333,13 @@ def _read_fast(source: _Source, offset: int, delim: Optional[str], header: Optio
         if col.dtype == np.float64 and not (np.isfinite(col).all() and np.abs(col).max() < _EXACT_FLOAT):
             return None
     return columns
+
+
+def _read_alike(col: np.ndarray, delim: Optional[str]) -> bool:
+    """Whether the careful pass reads the fields of text column `col` as they are: a field with
+    a quote may be part of a quoted field (split at the delimiters inside it, or opening one that
+    runs over line breaks), and white space around a field is no part of it."""
+    return not any((delim is not None and '"' in s) or s != s.strip() for s in col)
 
 
 def _narrow(col: np.ndarray) -> np.ndarray:
@@ -344,18 +413,15 @@ def _loadtxt_numbers(f: BinaryIO, delim: Optional[str]) -> tuple[np.ndarray, ...
 def _read_careful(source: _Source, offset: int, first_line: int, delim: Optional[str],
                   header: Optional[tuple[str, ...]], widths: tuple[int, ...], what: str,
                   text: frozenset[int], skipped: frozenset[int] = frozenset()) -> tuple[np.ndarray, ...]:
-    """The columns read line by line, checking every field; raises at the first bad line."""
+    """The columns read row by row, checking every field; raises at the first bad line."""
     name = source.name
     width = len(header) if header is not None else 0
     rows: list[list[str]] = []
-    for lineno, line in source.lines(offset, first_line):
-        if not line.strip():
-            continue
-        fields = _split(line, delim)
+    for lineno, fields, row_text in _records(source, offset, first_line, delim):
         if not width:
             width = len(fields)
         want = (" or ".join(map(str, widths)) if widths and (header is None or width not in widths) else str(width))
-        shown = line.strip()
+        shown = row_text.strip()
         if widths and width not in widths:
             raise ValueError(f"{name}:{lineno}: expected {want} {what} per line; got {len(fields)} field(s): {shown!r}")
         if len(fields) != width:
@@ -377,33 +443,33 @@ def _read_careful(source: _Source, offset: int, first_line: int, delim: Optional
             raise ValueError(f"{name}: a header row ({', '.join(header)}) but no rows of {what}")
         raise ValueError(f"{name}: no rows of {what}: the file is empty")
     return tuple(np.array([r[j] for r in rows], dtype=object) if j in text | skipped
-                 else _column(source, offset, first_line, [r[j] for r in rows]) for j in range(width))
+                 else _column(source, offset, first_line, delim, [r[j] for r in rows]) for j in range(width))
 
 
-def _column(source: _Source, offset: int, first_line: int, tokens: list[str]) -> np.ndarray:
+def _column(source: _Source, offset: int, first_line: int, delim: Optional[str], tokens: list[str]) -> np.ndarray:
     """One column of checked tokens: int64 when all are integers, else float64, never inexact."""
     integers = [_INTEGER.match(t) is not None for t in tokens]
     if all(integers):
         values = [int(t) for t in tokens]
         for row, v in enumerate(values):
             if abs(v) > _INT64_MAX:
-                line = _line(source, offset, first_line, row)
+                line = _line(source, offset, first_line, delim, row)
                 raise ValueError(f"{source.name}:{line}: {tokens[row]} is beyond the 64-bit integer range")
         return np.array(values, dtype=np.int64)
     out = np.array([float(t) for t in tokens], dtype=np.float64)
     for row, (t, is_int) in enumerate(zip(tokens, integers)):
         if is_int and abs(int(t)) >= _EXACT_FLOAT:
-            line = _line(source, offset, first_line, row)
+            line = _line(source, offset, first_line, delim, row)
             raise ValueError(f"{source.name}:{line}: the integer {t} is in a column of real numbers, where it cannot "
                              "be read exactly (float64 holds integers exactly only below 2**53)")
         if not np.isfinite(out[row]):
-            line = _line(source, offset, first_line, row)
+            line = _line(source, offset, first_line, delim, row)
             raise ValueError(f"{source.name}:{line}: {t} is beyond the range of float64")
     return out
 
 
-def _line(source: _Source, offset: int, first_line: int, row: int) -> int:
-    return Table(source.name, None, (), source, offset, first_line).line_of(row)
+def _line(source: _Source, offset: int, first_line: int, delim: Optional[str], row: int) -> int:
+    return Table(source.name, None, (), source, offset, first_line, delim).line_of(row)
 
 
 # ---------------------------------------------------------------- per-item scores by id (evaluation logs)
@@ -420,8 +486,10 @@ def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optiona
 
     Reads per-sample JSONL logs (one JSON object per line, as lm-evaluation-harness writes them:
     ``{"doc_id": 0, "acc": 1.0, ...}``) or CSV/TSV tables with a header row: one file per
-    system, or one long table with a column naming the system of each row. Gzip-compressed
-    files are read as they are. Needs pandas.
+    system, or one long table with a column naming the system of each row. Tables are read as
+    the command line reads them (fields stripped of surrounding white space; a field quoted
+    as in RFC 4180 may hold delimiters, doubled quotes and line breaks). Gzip-compressed files
+    are read as they are. Needs pandas (``pip install 'pairperm[pandas]'``).
 
     Parameters
     ----------
@@ -433,7 +501,13 @@ def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optiona
         By default from each file's suffix (``.csv``; ``.tsv``/``.tab``;
         ``.jsonl``/``.ndjson``/``.json``), also under ``.gz``.
     id_field : str
-        The field (column) naming each item, e.g. ``"doc_id"``.
+        The field (column) naming each item, e.g. ``"doc_id"``. In CSV/TSV an id is text,
+        compared as written (``1`` and ``1.0`` are two ids). In JSONL a number is compared by
+        its value, exactly, as JSON has one kind of number: ``1`` and ``1.0`` are one id, while
+        ``2**53 + 1`` and ``2**53`` are two and a string is never a number (``"1"`` and ``1``
+        are two ids). ``true``/``false``, ``NaN`` and ``Infinity`` are refused as ids (Python
+        takes ``true`` for ``1``), as are lists and objects; so are they as names of systems
+        and tasks.
     score_field : str
         The field holding the per-item score, e.g. ``"acc"`` (``column`` is the same, in the
         words of tables). Integers are read exactly; JSON ``true``/``false`` become 1/0.
@@ -452,8 +526,8 @@ def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optiona
     ------
     ValueError
         An id scored for one system and not another, an id repeated within a system, a
-        missing field or a score that is not a number: naming a few of the ids, the file (and
-        the line).
+        missing field, an id that is no string or finite number, malformed quoting or a
+        score that is not a number: naming a few of the ids, the file (and the line).
     ImportError
         Without pandas.
 
@@ -474,7 +548,8 @@ def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optiona
     try:
         import pandas as pd
     except ImportError:
-        raise ImportError(f"{_FUNC} needs pandas: pip install pandas (or pairperm's 'pandas' extra)") from None
+        raise ImportError(f"{_FUNC} needs pandas: pip install pandas (or pairperm's 'pandas' extra: "
+                          "pip install 'pairperm[pandas]')") from None
     if column is not None and score_field is not None and column != score_field:
         raise ValueError(f"{_FUNC}: score_field={score_field!r} and column={column!r} name the same thing; give one")
     score_field = score_field if score_field is not None else column
@@ -611,9 +686,18 @@ def _read_jsonl_careful(source: _Source, text_fields: list[str], score_field: st
             if record[f] is None:
                 raise ValueError(f"{name}:{lineno}: the field {f!r} is null; every record needs a value there")
         for f in text_fields:
-            if not isinstance(record[f], (str, int, float)):
-                raise ValueError(f"{name}:{lineno}: the field {f!r} must be a string or a number; got "
-                                 f"{record[f]!r}")
+            value = record[f]
+            if isinstance(value, bool):
+                # Python's True == 1: a boolean would be one id with 1 (or 0), one system with it.
+                raise ValueError(f"{name}:{lineno}: the field {f!r} is {json.dumps(value)}; ids and the names of "
+                                 "systems and tasks must be a string or a number, never true or false")
+            if not isinstance(value, (str, int, float)):
+                raise ValueError(f"{name}:{lineno}: the field {f!r} must be a string or a number; got {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):
+                # NaN equals nothing, not even itself, and neither NaN nor Infinity is JSON (Python's
+                # json reads both).
+                raise ValueError(f"{name}:{lineno}: the field {f!r} is {json.dumps(value)}, not a finite number; "
+                                 "ids and the names of systems and tasks must be a string or a finite number")
         score = record[score_field]
         if isinstance(score, bool):
             score = int(score)
