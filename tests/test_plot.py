@@ -442,6 +442,16 @@ def test_pvalue_matrix_cell_labels_can_be_chosen():
     assert len(ax.texts) == 0 and dots(ax) == {(0, 1), (1, 0), (1, 2), (2, 1)}
 
 
+@pytest.mark.parametrize("cell_labels", [True, False])
+def test_pvalue_matrix_title_names_the_task(cell_labels):
+    p = symmetric_pvalues(5, seed=3)
+    names = [f"m{k}" for k in range(5)]
+    plain = pairperm.plot_pvalue_matrix(p, names, cell_labels=cell_labels).get_title()
+    assert plain.startswith("pairwise p-values (")  # no task known: no name
+    ax = pairperm.plot_pvalue_matrix(p, names, cell_labels=cell_labels, task="ner")
+    assert ax.get_title() == f"ner: {plain}"
+
+
 @pytest.mark.parametrize("lower_is_better", [False, True])
 def test_pvalue_matrix_ordered_by_score(lower_is_better):
     n = 31
@@ -590,9 +600,10 @@ def test_differences_30_systems_12_tasks_draws_each_interval_once():
     for ax in axes:
         assert any(list(line.get_xdata()) == [0, 0] for line in ax.get_lines())
     assert {ax.get_subplotspec().get_gridspec().get_geometry() for ax in axes} == {(2, 6)}
-    assert axes[-1].get_xlabel() == "difference to base"
+    assert axes[-1].get_xlabel() == "difference to base"  # the table names no metric
+    # Neither the correction nor the intervals' level is known: the legend says only what is.
     labels = [t.get_text() for t in axes[0].figure.legends[0].get_texts()]
-    assert labels == ["not significant", "adjusted p <= 0.05"]
+    assert labels == ["adjusted p > 0.05", "adjusted p <= 0.05", "intervals, not adjusted for multiplicity"]
 
 
 def test_differences_lower_is_better_all_pairs_and_dataframe():
@@ -628,7 +639,11 @@ def test_differences_raw_pvalues_boundary_missing_cells_and_own_axes():
     check_drawn(drawn, {("A", "t1"): (0.5, (0.1, 0.9), True), ("B", "t1"): (-0.5, (-0.4, -0.1), False),
                         ("C", "t2"): (2.0, None, True)})
     (ax,) = pairperm.plot_differences(rows[:2], ax=plt.subplots()[1], alpha=0.01)
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["not significant"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["adjusted p > 0.01",
+                                                                    "intervals, not adjusted for multiplicity"]
+    # No interval drawn: none in the legend either.
+    (ax,) = pairperm.plot_differences(rows[2:], "base", plt.subplots()[1], correction="holm")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Holm-adjusted p <= 0.05"]
 
 
 @pytest.mark.parametrize("alternative, baseline", [("greater", "s0"), ("less", "s0"), ("greater", None)])
@@ -673,6 +688,88 @@ def test_differences_cli_plots_one_sided_comparisons(tmp_path):
     assert (tmp_path / "x.png").stat().st_size > 0
 
 
+def legend_labels(axes):
+    """The entries of the legend of a plot_differences figure (the figure's, or the first panel's)."""
+    legend = axes[0].figure.legends[0] if axes[0].figure.legends else axes[0].get_legend()
+    return [t.get_text() for t in legend.get_texts()]
+
+
+METRICS = {"task-0": "accuracy", "task-1": "uas", "task-2": "sum"}
+
+
+def test_differences_label_each_axis_with_its_metric_and_units():
+    rows, expected = difference_table(4, 3, seed=8)
+    with_metric = [{**r, "metric": METRICS[r["task"]]} for r in rows]
+    axes = pairperm.plot_differences(with_metric)
+    check_drawn(axes, expected)
+    labels = {ax.get_title(): ax.get_xlabel() for ax in axes}
+    assert set(labels) == set(METRICS)  # tasks of different metrics: every panel names its own
+    for task, label in labels.items():
+        assert label.startswith("difference to base") and METRICS[task] in label, label
+    # Metrics reported as sums say so; a mean per item does not.
+    assert "summed over items" in labels["task-1"] and "sum over items" in labels["task-2"]
+    assert "over items" not in labels["task-0"]
+    # The metric may be given instead of a column: per task, or one for every task, which the
+    # bottom row of panels names once.
+    assert [ax.get_xlabel() for ax in pairperm.plot_differences(rows, metric=METRICS)] == list(labels.values())
+    axes = pairperm.plot_differences(rows, metric="accuracy", columns=2)
+    assert [ax.get_xlabel() for ax in axes] == ["", labels["task-0"], labels["task-0"]]  # panel 1 has none below
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(with_metric)
+    assert [ax.get_xlabel() for ax in pairperm.plot_differences(frame)] == list(labels.values())
+    # A metric missing from some rows of a column (NaN in a DataFrame) is unknown for that task only.
+    frame.loc[frame["task"] == "task-1", "metric"] = math.nan
+    got = [ax.get_xlabel() for ax in pairperm.plot_differences(frame)]
+    assert got == [labels["task-0"], "difference to base", labels["task-2"]]
+    # A metric where lower is better orders the systems as lower_is_better=True does.
+    lowest_first = drawn_differences(pairperm.plot_differences(rows, lower_is_better=True))
+    assert drawn_differences(pairperm.plot_differences(rows, metric="perplexity")) == lowest_first
+    assert drawn_differences(pairperm.plot_differences(rows))[0] != lowest_first[0]
+
+
+@pytest.fixture(scope="module")
+def task_comparison():
+    rng = np.random.default_rng(4)
+    truth = rng.random(600)
+    tasks = {t: {f"m{k}": (truth < 0.45 + 0.02 * k + rng.normal(0, 0.15, 600)).astype(np.int64) for k in range(8)}
+             for t in ("boolq", "arc")}
+    tasks["pos"] = {f"m{k}": rng.binomial(12, 0.85 + 0.004 * k, 300) for k in range(8)}
+    return pairperm.compare_systems(tasks, metric={"boolq": "accuracy", "arc": "accuracy", "pos": "uas"},
+                                    baseline="m0", correction="bonferroni", correction_scope="family", rng=0)
+
+
+def test_differences_of_a_comparison_name_metric_correction_and_interval_level(task_comparison):
+    res = task_comparison
+    axes = pairperm.plot_differences(res)
+    systems, drawn = drawn_differences(axes)
+    assert drawn_differences(res.plot_differences()) == (systems, drawn)  # the same marks and intervals
+    metric = {t.name: t.metric for t in res.tasks}
+    for ax in axes:
+        assert metric[ax.get_title()] in ax.get_xlabel()
+    assert legend_labels(axes) == [f"Bonferroni-adjusted p > {res.alpha:g}", f"Bonferroni-adjusted p <= {res.alpha:g}",
+                                   f"{res.confidence_level:.0%} intervals, not adjusted for multiplicity"]
+    # What the legend must make plain: a marginal interval off zero beside an open (adjusted
+    # p > alpha) marker; both kinds of pair are in the fixture.
+    off_zero = [r for r in res.rows if not r.significant and (r.ci_low > 0 or r.ci_high < 0)]
+    assert off_zero and any(r.significant for r in res.rows)
+    for r in off_zero:
+        assert drawn[r.system_b if r.system_a == "m0" else r.system_a, r.task][2] is False
+    raw = pairperm.plot_differences(res, adjusted=False)
+    assert legend_labels(raw)[:2] == [f"unadjusted p > {res.alpha:g}", f"unadjusted p <= {res.alpha:g}"]
+
+
+def test_differences_legend_names_what_the_table_cannot_carry():
+    rows, _ = difference_table(5, 2, seed=9)
+    axes = pairperm.plot_differences(rows, correction="holm", confidence_level=0.9, alpha=0.1)
+    assert legend_labels(axes) == ["Holm-adjusted p > 0.1", "Holm-adjusted p <= 0.1",
+                                   "90% intervals, not adjusted for multiplicity"]
+    axes = pairperm.plot_differences(rows, correction="none")
+    assert legend_labels(axes)[:2] == ["unadjusted p > 0.05", "unadjusted p <= 0.05"]
+    one_sided = [{**r, "ci_high": math.inf} for r in rows if r["system_b"] == "base"]
+    axes = pairperm.plot_differences(one_sided, confidence_level=0.95)
+    assert legend_labels(axes)[-1] == "95% one-sided intervals, not adjusted for multiplicity"
+
+
 def good_rows():
     return [dict(task="t", system_a="A", system_b="base", difference=1.0, ci_low=0.5, ci_high=1.5,
                  pvalue=0.01, pvalue_adjusted=0.02),
@@ -712,6 +809,11 @@ def edited(k, **changes):
         (lambda: pairperm.plot_differences(edited(1, system_a="base")), "row 1 compares 'base' with itself"),
         (lambda: pairperm.plot_differences(good_rows(), alpha=0), "alpha"),
         (lambda: pairperm.plot_differences(good_rows(), columns=0), "columns"),
+        (lambda: pairperm.plot_differences([{**r, "metric": m} for r, m in zip(good_rows(), ("accuracy", "f1"))]),
+         "task 't' has rows of two metrics: 'accuracy' and 'f1'"),
+        (lambda: pairperm.plot_differences(good_rows(), metric=3), "metric must be"),
+        (lambda: pairperm.plot_differences(good_rows(), correction="sidak"), "correction must be"),
+        (lambda: pairperm.plot_differences(good_rows(), confidence_level=95), "confidence_level"),
         (lambda: pairperm.plot_differences(good_rows() + [{**good_rows()[0], "task": "u"}], ax=plt.subplots()[1]),
          "one Axes per task: 2 tasks, 1 Axes"),
     ],
@@ -719,3 +821,20 @@ def edited(k, **changes):
 def test_differences_reject_bad_tables(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_several_tasks_plot_with_each_tasks_name_metric_and_layout():
+    rng = np.random.default_rng(21)
+    truth = rng.random(300)
+    tasks = {t: {f"ckpt-{k}": (truth < 0.5 + 0.03 * k + rng.normal(0, 0.1, 300)).astype(int) for k in range(3)}
+             for t in ("boolq", "arc")}
+    res = pairperm.compare_systems(tasks, baseline="ckpt-0", rng=0, progress=False)
+    one = res.task("arc").plot()
+    assert res.plot("arc").get_title() == f"arc: {one.get_title()}"
+    axes = res.plot_differences()
+    assert {ax.get_title(): ax.get_xlabel() for ax in axes} == {
+        ax.get_title(): ax.get_xlabel() for ax in pairperm.plot_differences(res, baseline="ckpt-0")}
+    assert all("accuracy" in ax.get_xlabel() for ax in axes if ax.get_xlabel())
+    tall, wide = res.to_latex(layout="tall"), res.to_latex(layout="wide")
+    assert tall == str(res.report().to_latex(layout="tall")) and wide == str(res.report().to_latex(layout="wide"))
+    assert tall != wide

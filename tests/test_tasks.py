@@ -11,6 +11,7 @@ import dataclasses
 import itertools
 import json
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -18,6 +19,7 @@ import pytest
 from scipy.stats import binom
 
 import pairperm
+from marks import quick_first
 from pairperm import _tasks
 from reference import sign_flip_pvalue
 from synthetic import random_counts
@@ -66,11 +68,14 @@ def _long(tasks_, metric_cols=None):
 # ---------------------------------------------------------------- multiple testing
 
 
+# statsmodels' Holm runs a full garbage collection on every call (~60 ms in a test session): the
+# quick set compares 30 families, the slow set 400.
+@pytest.mark.parametrize("trials", quick_first([30, 400]))
 @pytest.mark.parametrize("method", ["holm", "bonferroni", "fdr_bh", "fdr_by"])
-def test_public_multipletests_equals_statsmodels_to_the_bit(method):
+def test_public_multipletests_equals_statsmodels_to_the_bit(method, trials):
     sm = pytest.importorskip("statsmodels.stats.multitest")
     rng = np.random.default_rng(0)
-    for trial in range(400):
+    for trial in range(trials):
         m = int(rng.integers(1, 60))
         kind = trial % 4
         if kind == 0:
@@ -221,7 +226,7 @@ def test_one_sided_intervals(tasks, alternative):
 
 def test_lower_is_better_intervals_face_the_tested_side():
     rng = np.random.default_rng(4)
-    ppl = {s: rng.gamma(3.0, 2.0 + 0.3 * k, 40) for k, s in enumerate("ABC")}
+    ppl = {s: 1 + rng.gamma(3.0, 2.0 + 0.3 * k, 40) for k, s in enumerate("ABC")}  # perplexities are at least 1
     res = pairperm.compare_systems({"lm": ppl, "qa": _accuracy_task(1, 50, names="ABC")},
                                    {"lm": "perplexity", "qa": "accuracy"}, alternative="greater")
     for r in res.rows:
@@ -672,6 +677,111 @@ def test_report_at_30_systems_and_12_tasks_stays_one_line_per_system():
     assert len([ln for ln in lines if ln.startswith("| ckpt-")]) == 30
     assert max(len(ln) for ln in lines if ln.startswith("| ckpt-")) < 200
     assert res.to_latex().count(r"\\") == 31
+
+
+_LATEX_PIECE = re.compile(r"(?P<it>\\textit\{)?(?P<bf>\\textbf\{)?(?P<value>[^{}\\$]*)\}*"
+                          r"(?:\\,)?(?:\{\\footnotesize ?\[(?P<low>[^,\]]+), (?P<high>[^\]]+)\]\})?"
+                          r"(?:\$\^\{(?P<mark>[+-])\}\$)?")
+
+
+def _latex_piece(text):
+    m = _LATEX_PIECE.fullmatch(text.strip())
+    assert m, text
+    interval = None if m["low"] is None else (float(m["low"]), float(m["high"]))
+    return m["value"], bool(m["bf"]), bool(m["it"]), interval, m["mark"] or ""
+
+
+def _latex_body(tex):
+    """(tabular column spec, header cells, body rows as lists of cells) of a report's LaTeX."""
+    spec = re.search(r"\\begin\{tabular\}\{([^}]*)\}", tex)[1]
+    body = tex.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0]
+    lines = [ln for ln in body.split("\n") if ln.strip() and ln.strip() != "\\addlinespace"]
+    head = tex.split("\\toprule\n", 1)[1].split("\n", 1)[0]
+    split = [ln.removesuffix(" \\\\").split(" & ") for ln in lines]
+    return spec, head.removesuffix(" \\\\").split(" & "), split
+
+
+def _latex_cells(tex, report):
+    """{(system, task): (value text, bold, italic, interval, mark)} read from either layout."""
+    spec, head, rows = _latex_body(tex)
+    cells = {}
+    if head[0] == "System":  # wide: a row per system
+        for row in rows:
+            for task, text in zip(report.tasks, row[1:]):
+                if text:
+                    cells[row[0], task] = _latex_piece(text)
+        return cells
+    assert head[0] == "Task"
+    systems = head[1:]
+    # A row per task, its first cell the task's name, and below it a row of intervals, if any.
+    starts = [k for k, row in enumerate(rows) if row[0]]
+    assert len(starts) == len(report.tasks) and starts[0] == 0
+    for task, k, stop in zip(report.tasks, starts, [*starts[1:], len(rows)]):
+        values = rows[k]
+        assert values[0].startswith(task) and stop - k in (1, 2)
+        intervals = rows[k + 1] if stop - k == 2 else [""] * len(values)
+        for system, text, interval in zip(systems, values[1:], intervals[1:]):
+            if text:
+                value, bold, italic, none, mark = _latex_piece(text)
+                assert none is None
+                cells[system, task] = (value, bold, italic, _latex_piece(interval)[3] if interval else None, mark)
+    return cells
+
+
+def _check_latex_cells(cells, res, report, baseline):
+    """Every system's value, interval, bold and mark on every task, against the comparison."""
+    assert len(cells) == sum(len(t.systems) for t in res.tasks)
+    for t, places in zip(res.tasks, report.decimals):
+        best = t.systems[int(np.argmax(t.metric_values))]
+        ref = baseline or best
+        for s, v, (low, high) in zip(t.systems, t.metric_values, t.system_intervals):
+            value, bold, italic, interval, mark = cells[s, t.name]
+            tol = 0.5 * 10.0 ** -places + 1e-12
+            assert abs(float(value) - v) <= tol
+            assert interval is not None and abs(interval[0] - low) <= tol and abs(interval[1] - high) <= tol
+            assert bold == (s == best) and italic == (baseline is not None and s == baseline)
+            assert mark == ("" if s == ref else _expected_mark(res, t.name, s, ref) or "")
+
+
+@pytest.fixture(scope="module")
+def twelve_tasks():
+    names = [f"ckpt-{k}" for k in range(5)]
+    return pairperm.compare_systems({f"task{t:02d}": _accuracy_task(t, 150, shares=(0.45, 0.5, 0.55, 0.62, 0.7),
+                                                                    names=names) for t in range(12)}, "accuracy", rng=0)
+
+
+@pytest.mark.parametrize("baseline", [None, "ckpt-2"])
+def test_latex_report_of_12_tasks_is_narrow_by_default_and_keeps_every_value_and_mark(twelve_tasks, baseline):
+    res = twelve_tasks
+    rep = res.report(baseline)
+    tex = res.to_latex(baseline)
+    assert tex == rep.to_latex(layout="tall")
+    spec, head, _ = _latex_body(tex)
+    wide_spec = _latex_body(rep.to_latex(layout="wide"))[0]
+    assert len(spec) == 1 + len(rep.systems) < len(wide_spec) == 1 + len(rep.tasks)
+    assert head == ["Task", *rep.systems]
+    cells = _latex_cells(tex, rep)
+    assert cells == _latex_cells(rep.to_latex(layout="wide"), rep)
+    _check_latex_cells(cells, res, rep, baseline)
+    marks = {c[4] for c in cells.values()}
+    assert "-" in marks and ("+" in marks) == (baseline is not None)  # both kinds are checked
+    assert "\\caption{accuracy on every task;" in tex
+
+
+def test_latex_report_of_few_tasks_stays_wide(result):
+    rep = result.report()
+    tex = rep.to_latex()
+    assert tex == rep.to_latex(layout="wide") == result.to_latex()
+    assert _latex_body(tex)[0] == "l" + "r" * len(result.tasks)
+    tall = rep.to_latex(layout="tall")  # on request, with each task's metric beside its name
+    assert _latex_body(tall)[0] == "l" + "r" * len(rep.systems)
+    assert [row[0] for row in _latex_body(tall)[2] if row[0]] == [f"{t} ({m})" for t, m in zip(rep.tasks, rep.metrics)]
+    assert _latex_cells(tall, rep) == _latex_cells(tex, rep)
+    _check_latex_cells(_latex_cells(tall, rep), result, rep, None)
+    bare = result.report(intervals=False)
+    assert _latex_cells(bare.to_latex(layout="tall"), bare) == _latex_cells(bare.to_latex(), bare)
+    with pytest.raises(ValueError, match="layout must be"):
+        rep.to_latex(layout="square")
 
 
 def test_plot_differences_draws_the_long_table(result):

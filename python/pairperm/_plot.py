@@ -14,8 +14,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ._compare import SUMMED_METRICS
 from ._results import SUM_DRAWN_AS
-from ._systems import _is_dataframe
+from ._systems import _ADJUSTED_NAMES, _LOWER_IS_BETTER, _is_dataframe
 from ._validation import ALTERNATIVES, check_probability
 
 __all__ = ["plot_differences", "plot_distribution", "plot_result", "plot_pvalue_matrix"]
@@ -330,9 +331,16 @@ def _cluster_order(shade: np.ndarray, func: str) -> tuple:
     return tuple(int(i) for i in leaves_list(tree))
 
 
+def pvalue_matrix_title(rule: str, task: Optional[str] = None) -> str:
+    """Title of a p-value matrix: the rule of its marks (e.g. ``"* p < 0.05"``), after the
+    task's name when there is one (matrices of several tasks look alike)."""
+    text = f"pairwise p-values ({rule})"
+    return text if task is None else f"{task}: {text}"
+
+
 def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, ax: Any = None, *,
                        order: Any = None, scores: Any = None, lower_is_better: bool = False,
-                       cell_labels: Optional[bool] = None):
+                       cell_labels: Optional[bool] = None, task: Optional[str] = None):
     """Heatmap of pairwise p-values between systems, significant cells marked.
 
     Parameters
@@ -362,6 +370,8 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
         Write each cell's p-value (``*`` after significant ones) or, when False, mark the
         significant cells with a dot. Default: labels up to 15 systems, dots beyond, where
         the numbers no longer fit a cell.
+    task : str, optional
+        Name of the task the p-values are of; the title starts with it.
 
     Returns
     -------
@@ -384,6 +394,8 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
     >>> ax = pairperm.plot_pvalue_matrix(p, ["A", "B", "C"], order="score", scores=[0.7, 0.9, 0.8])
     >>> ax.pairperm_order, [t.get_text() for t in ax.get_yticklabels()]
     ((1, 2, 0), ['B', 'C', 'A'])
+    >>> pairperm.plot_pvalue_matrix(p, ["A", "B", "C"], task="ner").get_title()
+    'ner: pairwise p-values (* p < 0.05)'
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     func = "plot_pvalue_matrix"
@@ -443,7 +455,8 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
     ax.set_yticklabels(names, fontsize=points)
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(n - 0.5, -0.5)
-    ax.set_title(f"pairwise p-values ({'*' if labelled else SIGNIFICANT_DOT} p < {alpha:g})")
+    ax.set_title(pvalue_matrix_title(f"{'*' if labelled else SIGNIFICANT_DOT} p < {alpha:g}",
+                                     None if task is None else str(task)))
     ax.pairperm_order = drawn
     return ax
 
@@ -452,6 +465,11 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
 DIFFERENCE_COLUMNS = ("task", "system_a", "system_b", "difference", "ci_low", "ci_high")
 # Tasks side by side in one row of panels up to this many; more wrap into further rows.
 MAX_PANEL_COLUMNS = 6
+# Corrections the legend of plot_differences can name ("none": the p-values are not adjusted).
+CORRECTION_NAMES = (None, "holm", "bonferroni", "fdr_bh", "fdr_by", "none")
+# Width of a legend entry in font sizes: a character of its text, and its handle with padding.
+LEGEND_CHAR_WIDTH = 0.55
+LEGEND_HANDLE_WIDTH = 3.5
 
 
 def _table_records(table: Any, func: str) -> list:
@@ -496,36 +514,52 @@ def _baseline_of(records: list, baseline: Any, func: str) -> str:
     return common.pop()
 
 
-def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None, alpha: float = 0.05, *,
-                     adjusted: bool = True, lower_is_better: bool = False, columns: Optional[int] = None):
+def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None, alpha: Optional[float] = None, *,
+                     adjusted: bool = True, lower_is_better: Optional[bool] = None, columns: Optional[int] = None,
+                     metric: Any = None, correction: Optional[str] = None, confidence_level: Optional[float] = None):
     """Each system's difference to a baseline on each task, with confidence intervals.
 
     Parameters
     ----------
-    table : pandas.DataFrame or sequence of mappings
+    table : pandas.DataFrame, sequence of mappings or MultiTaskComparison
         One row per compared pair and task, with columns ``task``, ``system_a``,
-        ``system_b``, ``difference`` (metric of A minus metric of B), ``ci_low``,
-        ``ci_high`` (its confidence interval; both NaN: none is drawn; one infinite end, as
-        one-sided tests give: drawn from its finite end to the panel's edge, with an arrow) and
-        ``pvalue_adjusted`` (``pvalue`` with ``adjusted=False``); other columns are
-        ignored. Rows with the baseline as ``system_a`` are turned round (difference and
-        interval negated), so every value drawn is *system minus baseline*. Rows without
-        the baseline are not drawn.
+        ``system_b``, ``difference`` (metric of A minus metric of B, in the metric's units),
+        ``ci_low``, ``ci_high`` (its confidence interval; both NaN: none is drawn; one
+        infinite end, as one-sided tests give: drawn from its finite end to the panel's
+        edge, with an arrow) and ``pvalue_adjusted`` (``pvalue`` with ``adjusted=False``);
+        optionally ``metric`` (the task's metric, named on its x axis; missing or NaN:
+        unknown); other columns are ignored. Rows with the baseline as ``system_a`` are
+        turned round (difference and interval negated), so every value drawn is *system
+        minus baseline*. Rows without the baseline are not drawn. A
+        :class:`pairperm.MultiTaskComparison` is read as its long table, with each task's
+        metric, its correction, its confidence level, its alpha and its baseline as the
+        defaults of the arguments below.
     baseline : str, optional
-        The system compared against; default: the one system that is in every row.
+        The system compared against; default: the comparison's baseline, otherwise the one
+        system that is in every row.
     ax : matplotlib.axes.Axes or sequence of Axes, optional
         One Axes per task, in the order tasks first appear in the table; a new figure is
         made when None.
-    alpha : float
+    alpha : float, optional
         Differences with ``pvalue_adjusted <= alpha`` are significant: drawn filled and
-        dark; the others open and grey.
+        dark; the others open and grey. Default: the comparison's alpha, otherwise 0.05.
     adjusted : bool
         Read significance from ``pvalue_adjusted`` (default) or from ``pvalue``.
-    lower_is_better : bool
-        Order the systems with the lowest mean difference first (e.g. for perplexity).
+    lower_is_better : bool, optional
+        Order the systems with the lowest mean difference first; default: when every
+        task's metric is known and lower is better (perplexity).
     columns : int, optional
         Panels a row of the grid; default: all tasks in one row up to 6, otherwise as
         few rows as fit 6 panels each.
+    metric : str or mapping, optional
+        The metric of every task, or ``{task: metric}``; overrides the ``metric`` column.
+        The x axis then names it, and says when the metric is reported as a sum over
+        items (``"sum"``, ``"uas"``, ``"las"``), so the difference is one of sums.
+    correction : {"holm", "bonferroni", "fdr_bh", "fdr_by", "none"}, optional
+        The correction that made ``pvalue_adjusted`` (``"none"``: none), named in the
+        legend; default: the comparison's, otherwise unnamed ("adjusted p").
+    confidence_level : float, optional
+        Level of the intervals, named in the legend; default: the comparison's.
 
     Returns
     -------
@@ -544,6 +578,13 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     (alternate rows are shaded) and a task down its panel. The mean that orders the
     systems is over the tasks a system has, in the units of each task.
 
+    The markers and the intervals answer different questions. A marker is filled when
+    the pair's p-value, adjusted for the multiple comparisons, is at most alpha; each
+    interval is marginal, at its own level, not adjusted for multiplicity (as
+    :func:`pairperm.compare_systems` makes them). So an interval that excludes 0 can sit
+    beside an open marker; the legend says which p-value and which intervals are drawn
+    (the intervals of any table are taken as not adjusted).
+
     Examples
     --------
     >>> import pairperm
@@ -553,15 +594,31 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     ...     {"task": "pos", "system_a": "B", "system_b": "base", "difference": -0.01,
     ...      "ci_low": -0.03, "ci_high": 0.01, "pvalue_adjusted": 0.3},
     ... ]
-    >>> (ax,) = pairperm.plot_differences(table, baseline="base")
-    >>> [t.get_text() for t in ax.get_yticklabels()], ax.get_title()
-    (['A', 'B'], 'pos')
+    >>> (ax,) = pairperm.plot_differences(table, baseline="base", metric="accuracy", correction="holm",
+    ...                                   confidence_level=0.95)
+    >>> [t.get_text() for t in ax.get_yticklabels()], ax.get_title(), ax.get_xlabel()
+    (['A', 'B'], 'pos', 'difference to base\\n(accuracy)')
+    >>> [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    ['Holm-adjusted p > 0.05', 'Holm-adjusted p <= 0.05', '95% intervals, not adjusted for multiplicity']
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     func = "plot_differences"
-    level = check_probability(alpha, "alpha", func)
+    comparison = _comparison_of(table)
+    if comparison is not None:
+        table = [r._asdict() for r in comparison.rows]
+        alpha = comparison.alpha if alpha is None else alpha
+        baseline = comparison.baseline if baseline is None else baseline
+        metric = {t.name: t.metric for t in comparison.tasks} if metric is None else metric
+        if correction is None:
+            correction = "none" if comparison.correction is None else comparison.correction
+        confidence_level = comparison.confidence_level if confidence_level is None else confidence_level
+    level = check_probability(0.05 if alpha is None else alpha, "alpha", func)
     assert level is not None
     alpha = level
+    if correction not in CORRECTION_NAMES:
+        raise ValueError(f"{func}: correction must be one of {', '.join(map(repr, CORRECTION_NAMES))}; "
+                         f"got {correction!r}")
+    confidence_level = check_probability(confidence_level, "confidence_level", func, optional=True)
     records = _table_records(table, func)
     if not records:
         raise ValueError(f"{func}: the table has no rows")
@@ -604,6 +661,9 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
         cells[system, task] = (diff, low, high, pval <= alpha)
     if not cells:
         raise ValueError(f"{func}: no row of the table compares a system with {base!r}")
+    metrics = _task_metrics(records, metric, tasks, func)
+    if lower_is_better is None:
+        lower_is_better = all(metrics[t] in _LOWER_IS_BETTER for t in tasks)
 
     systems = list(dict.fromkeys(s for s, _ in cells))
     mean = np.array([np.mean([cells[s, t][0] for t in tasks if (s, t) in cells]) for s in systems])
@@ -637,9 +697,12 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     from matplotlib.ticker import MaxNLocator
 
     points = _tick_points(axes[0], n)
-    mark = f"{'adjusted ' if adjusted else ''}p <= {alpha:g}"
+    labels = {t: _difference_label(base, metrics[t]) for t in tasks}
+    if len(set(labels.values())) > 1:  # one label a metric: every panel names its own
+        bottom = [True] * len(tasks)
+    not_significant, significant_mark = _significance_labels(alpha, adjusted, correction)
     # Significant: dark and filled; the others recede in grey, open.
-    styles = ((False, "0.6", "white", 1.0, "not significant"), (True, "black", "black", 1.4, mark))
+    styles = ((False, "0.6", "white", 1.0, not_significant), (True, "black", "black", 1.4, significant_mark))
     for k, (panel, task) in enumerate(zip(axes, tasks)):
         for shaded in range(1, n, 2):  # alternate rows shaded, to follow a system across panels
             panel.axhspan(shaded - 0.5, shaded + 0.5, color="0.94", linewidth=0, zorder=0)
@@ -683,17 +746,89 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
         panel.tick_params(axis="x", labelsize="small")
         panel.xaxis.set_major_locator(MaxNLocator(nbins=4))
         if bottom[k]:
-            panel.set_xlabel(f"difference to {base}", fontsize="small")
-    handles: dict = {}
+            panel.set_xlabel(labels[task], fontsize="small")
+    found: dict = {}
     for panel in axes:
         for handle, label in zip(*panel.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
+            found.setdefault(label, handle)
+    handles = {label: found[label] for label in (not_significant, significant_mark) if label in found}
+    intervals = [v[1:3] for v in cells.values() if not (math.isnan(v[1]) and math.isnan(v[2]))]
+    if intervals:
+        from matplotlib.lines import Line2D
+
+        one_sided = any(math.isinf(low) or math.isinf(high) for low, high in intervals)
+        handles[_interval_label(confidence_level, one_sided)] = Line2D([], [], color="0.3", linewidth=1.2)
     if own_figure:
-        fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=len(handles),
-                   fontsize="small", frameon=False)
+        fig.legend(list(handles.values()), list(handles), loc="outside upper center",
+                   ncols=_legend_columns(list(handles), fig), fontsize="small", frameon=False)
     else:
         axes[0].legend(list(handles.values()), list(handles), fontsize="small")
     return np.array(axes, dtype=object)
+
+
+def _comparison_of(table: Any) -> Any:
+    """`table` when it is a MultiTaskComparison, else None."""
+    from ._tasks import MultiTaskComparison
+
+    return table if isinstance(table, MultiTaskComparison) else None
+
+
+def _task_metrics(records: list, metric: Any, tasks: list, func: str) -> dict:
+    """task -> its metric's name (None: unknown), from `metric` or else the table's column."""
+    found: dict = {}
+    for r in records:
+        value = r.get("metric")
+        if value is None or (isinstance(value, (float, np.floating)) and math.isnan(value)):
+            continue
+        task, value = r["task"], str(value)
+        if found.setdefault(task, value) != value:
+            raise ValueError(f"{func}: task {task!r} has rows of two metrics: {found[task]!r} and {value!r}")
+    if metric is None:
+        given: dict = {}
+    elif isinstance(metric, str):
+        given = dict.fromkeys(tasks, metric)
+    elif isinstance(metric, Mapping):
+        given = {t: str(metric[t]) for t in tasks if t in metric}
+    else:
+        raise ValueError(f"{func}: metric must be a metric's name or a mapping task -> name; got "
+                         f"{type(metric).__name__}")
+    return {t: given.get(t, found.get(t)) for t in tasks}
+
+
+def _difference_label(base: str, metric: Optional[str]) -> str:
+    """The x axis of a task's panel: what the difference is of, in the metric's units."""
+    if metric is None:
+        return f"difference to {base}"
+    if metric in SUMMED_METRICS:  # compare_systems reports these as sums, not means per item
+        units = "sum over items" if metric == "sum" else f"{metric} summed over items"
+    else:
+        units = metric
+    return f"difference to {base}\n({units})"
+
+
+def _significance_labels(alpha: float, adjusted: bool, correction: Optional[str]) -> tuple[str, str]:
+    """Legend entries of the open and the filled markers: which p-value against which alpha."""
+    if not adjusted or correction == "none":
+        p = "unadjusted p"
+    elif correction is None:
+        p = "adjusted p"
+    else:
+        p = f"{_ADJUSTED_NAMES[correction]} p"
+    return f"{p} > {alpha:g}", f"{p} <= {alpha:g}"
+
+
+def _interval_label(confidence_level: Optional[float], one_sided: bool) -> str:
+    size = "" if confidence_level is None else f"{100 * confidence_level:g}% "
+    return f"{size}{'one-sided ' if one_sided else ''}intervals, not adjusted for multiplicity"
+
+
+def _legend_columns(labels: list, fig: Any) -> int:
+    """All entries in one row when they fit the figure's width, else one a row."""
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size="small").get_size_in_points()
+    need = sum(LEGEND_CHAR_WIDTH * len(label) + LEGEND_HANDLE_WIDTH for label in labels) * size
+    return len(labels) if need <= fig.get_figwidth() * 72.0 else 1
 
 
 def save_figure(draw: Any, path: Any, notice: Any) -> None:

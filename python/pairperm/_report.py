@@ -18,6 +18,13 @@ __all__ = ["TaskReport"]
 # Marks as superscript characters: a Markdown table of 30 systems x 12 tasks stays narrow.
 _SUPERSCRIPT = {"+": "\u207a", "-": "\u207b"}
 
+#: Layouts of :meth:`TaskReport.to_latex`.
+LATEX_LAYOUTS = ("auto", "wide", "tall")
+# Task columns of the wide LaTeX table that fit a page's text width (~450 pt): a column with
+# its interval beside the value takes ~90 pt, one without ~45 pt.
+WIDE_MAX_TASKS = 4
+WIDE_MAX_TASKS_BARE = 8
+
 _CORRECTION_WORDS = {None: "uncorrected", "holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
                      "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted"}
 
@@ -172,9 +179,54 @@ class TaskReport:
         caption = _markdown_escape(self.caption()).replace("+ / -", f"{_SUPERSCRIPT['+']} / {_SUPERSCRIPT['-']}", 1)
         return "\n".join(lines) + "\n\n" + caption + "\n"
 
-    def to_latex(self) -> str:
-        """A LaTeX table (booktabs; names escaped), the rule of the marks in its caption."""
-        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(self.tasks) + "}", r"\toprule",
+    def to_latex(self, layout: str = "auto") -> str:
+        """A LaTeX table (booktabs; names escaped), the rule of the marks in its caption.
+
+        Parameters
+        ----------
+        layout : {"auto", "wide", "tall"}
+            ``"wide"``: a row per system, a column per task, each interval beside its value.
+            ``"tall"``: a row per task (with its metric when the tasks' metrics differ), a
+            column per system, each interval on a line of its own below its value, so that
+            the columns are narrower too. ``"auto"``: the wide table while it has at most 4
+            task columns with intervals (8 without), about what fits the text width of a
+            page; beyond, the tall one unless it would have more columns (more systems than
+            tasks).
+
+        Returns
+        -------
+        str
+        """
+        if layout not in LATEX_LAYOUTS:
+            raise ValueError(f"TaskReport.to_latex: layout must be one of {', '.join(map(repr, LATEX_LAYOUTS))}; "
+                             f"got {layout!r}")
+        if layout == "auto":
+            fit = WIDE_MAX_TASKS if self._shows_intervals() else WIDE_MAX_TASKS_BARE
+            layout = "wide" if len(self.tasks) <= fit or len(self.systems) > len(self.tasks) else "tall"
+        body = self._latex_wide() if layout == "wide" else self._latex_tall()
+        caption = _latex_escape(self.caption()).replace("p <= ", "$p \\leq$ ").replace("+ / -", "$^{+}$ / $^{-}$")
+        lines = [r"\begin{table}[t]", r"\centering", *body, r"\bottomrule", r"\end{tabular}",
+                 rf"\caption{{{caption}}}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+    def _shows_intervals(self) -> bool:
+        return self.intervals and any(_finite(c.ci_low) and _finite(c.ci_high) for c in self.cells.values())
+
+    def _latex_value(self, cell: TaskCell, places: int) -> str:
+        text = self._number(cell.value, places)
+        if cell.best:
+            text = rf"\textbf{{{text}}}"
+        if cell.reference and self.baseline is not None:
+            text = rf"\textit{{{text}}}"
+        return text
+
+    @staticmethod
+    def _latex_mark(cell: TaskCell) -> str:
+        return rf"$^{{{cell.mark}}}$" if cell.mark else ""
+
+    def _latex_wide(self) -> list:
+        """Head and rows of the table with a row per system."""
+        lines = [r"\begin{tabular}{l" + "r" * len(self.tasks) + "}", r"\toprule",
                  "System & " + " & ".join(_latex_escape(h) for h in self._headers()) + r" \\", r"\midrule"]
         for s in self.systems:
             row = [_latex_escape(s)]
@@ -183,21 +235,36 @@ class TaskReport:
                 if cell is None:
                     row.append("")
                     continue
-                text = self._number(cell.value, places)
-                if cell.best:
-                    text = rf"\textbf{{{text}}}"
-                if cell.reference and self.baseline is not None:
-                    text = rf"\textit{{{text}}}"
+                text = self._latex_value(cell, places)
                 interval = self._interval_text(cell, places)
                 if interval:
                     text += rf"\,{{\footnotesize{interval}}}"
-                if cell.mark:
-                    text += rf"$^{{{cell.mark}}}$"
-                row.append(text)
+                row.append(text + self._latex_mark(cell))
             lines.append(" & ".join(row) + r" \\")
-        caption = _latex_escape(self.caption()).replace("p <= ", "$p \\leq$ ").replace("+ / -", "$^{+}$ / $^{-}$")
-        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\end{table}"]
-        return "\n".join(lines) + "\n"
+        return lines
+
+    def _latex_tall(self) -> list:
+        """Head and rows of the table with a row per task, its intervals on a row below."""
+        lines = [r"\begin{tabular}{l" + "r" * len(self.systems) + "}", r"\toprule",
+                 "Task & " + " & ".join(_latex_escape(s) for s in self.systems) + r" \\", r"\midrule"]
+        stacked = self._shows_intervals()
+        for k, (t, header, places) in enumerate(zip(self.tasks, self._headers(), self.decimals)):
+            values, intervals = [_latex_escape(header)], [""]
+            for s in self.systems:
+                cell = self.cells.get((s, t))
+                if cell is None:
+                    values.append("")
+                    intervals.append("")
+                    continue
+                values.append(self._latex_value(cell, places) + self._latex_mark(cell))
+                interval = self._interval_text(cell, places)
+                intervals.append(rf"{{\footnotesize{interval}}}" if interval else "")
+            if k and stacked:  # two lines a task: space keeps the tasks apart
+                lines.append(r"\addlinespace")
+            lines.append(" & ".join(values) + r" \\")
+            if any(intervals):
+                lines.append(" & ".join(intervals) + r" \\")
+        return lines
 
     def _repr_html_(self) -> str:
         esc = html.escape

@@ -438,7 +438,7 @@ class SystemsComparison:
         return "\n".join(lines)
 
     def plot(self, ax: Any = None, adjusted: bool = True, alpha: Optional[float] = None, *, order: Any = None,
-             cell_labels: Optional[bool] = None) -> Any:
+             cell_labels: Optional[bool] = None, task: Optional[str] = None) -> Any:
         """Draw :meth:`pvalue_matrix` with :func:`pairperm.plot_pvalue_matrix` (needs matplotlib).
 
         Parameters
@@ -455,6 +455,8 @@ class SystemsComparison:
             orders by :attr:`metric_values`, best first.
         cell_labels : bool, optional
             Label each cell with its p-value; default: up to 15 systems, dots beyond.
+        task : str, optional
+            The task's name, before the title (matrices of several tasks look alike).
 
         Returns
         -------
@@ -472,7 +474,7 @@ class SystemsComparison:
         >>> ax.get_title()
         'pairwise p-values (* Holm-adjusted p <= 0.05)'
         """
-        from ._plot import SIGNIFICANT_DOT, plot_pvalue_matrix
+        from ._plot import SIGNIFICANT_DOT, plot_pvalue_matrix, pvalue_matrix_title
 
         level = self.alpha if alpha is None else float(alpha)
         if not 0 < level < 1:
@@ -484,7 +486,7 @@ class SystemsComparison:
                                 ax=ax, order=order, scores=scores, cell_labels=cell_labels)
         kind = _ADJUSTED_NAMES.get(self.correction or "") if adjusted else None
         mark = "*" if ax.texts else SIGNIFICANT_DOT
-        ax.set_title(f"pairwise p-values ({mark} {kind + ' ' if kind else ''}p <= {level:g})")
+        ax.set_title(pvalue_matrix_title(f"{mark} {kind + ' ' if kind else ''}p <= {level:g}", task))
         return ax
 
     def __repr__(self) -> str:

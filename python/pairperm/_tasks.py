@@ -262,24 +262,28 @@ class MultiTaskComparison:
         """:meth:`report` as a Markdown table."""
         return str(self.report(baseline).to_markdown())
 
-    def to_latex(self, baseline: Optional[str] = None) -> str:
-        """:meth:`report` as a LaTeX (booktabs) table."""
-        return str(self.report(baseline).to_latex())
+    def to_latex(self, baseline: Optional[str] = None, *, layout: str = "auto") -> str:
+        """:meth:`report` as a LaTeX (booktabs) table: a row per system (``layout="wide"``), a
+        row per task (``"tall"``), or whichever fits a page (``"auto"``)."""
+        return str(self.report(baseline).to_latex(layout=layout))
 
     def _repr_html_(self) -> str:
         return str(self.report()._repr_html_())
 
     def plot_differences(self, baseline: Optional[str] = None, ax: Any = None, **kwargs: Any) -> Any:
         """Each system's difference to `baseline` on every task, with its interval, drawn by
-        :func:`pairperm.plot_differences` from the long table (default baseline: the
-        comparison's; significance from ``pvalue_adjusted`` at the comparison's alpha)."""
+        :func:`pairperm.plot_differences` (default baseline: the comparison's; significance from
+        ``pvalue_adjusted`` at the comparison's alpha; each task's metric on its axis and the
+        correction and confidence level in the legend)."""
         from ._plot import plot_differences
 
-        kwargs.setdefault("alpha", float(np.nextafter(self.alpha, 1.0)))  # significant: p <= alpha
-        kwargs.setdefault("lower_is_better", bool(self.tasks) and all(
-            t.metric in _systems._LOWER_IS_BETTER for t in self.tasks))
         base = baseline if baseline is not None else self.baseline
-        return plot_differences([r._asdict() for r in self.rows], baseline=base, ax=ax, **kwargs)
+        return plot_differences(self, baseline=base, ax=ax, **kwargs)
+
+    def plot(self, task: str, **kwargs: Any) -> Any:
+        """One task's p-value matrix (:meth:`pairperm.SystemsComparison.plot` of :meth:`task`),
+        with the task's name in its title."""
+        return self.task(task).plot(task=task, **kwargs)
 
     def to_table(self, max_rows: Optional[int] = None) -> str:
         """Plain-text table of the pairs (the first and last max_rows / 2 when there are more)."""
