@@ -31,14 +31,18 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.doctest",
-    "sphinx.ext.mathjax",
     "matplotlib.sphinxext.plot_directive",
+    "mathml",  # docs/_scripts/mathml.py
 ]
 
 exclude_patterns = ["_build", "_scripts"]
 html_theme = "furo"
 html_title = f"pairperm {release}"
-html_static_path: list = []
+html_static_path = ["_static"]
+# Formulas become MathML when the site is built, which browsers draw themselves: the pages load
+# no math script (Sphinx's default, MathJax, comes from a CDN and leaves raw TeX offline).
+html_math_renderer = "mathml"
+html_css_files = ["mathml.css"]
 
 # NumPy-style docstrings.
 napoleon_google_docstring = False
