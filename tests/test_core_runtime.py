@@ -143,9 +143,29 @@ def test_every_vector_math_kind_gives_the_exact_tails():
     # The kinds agree far inside the tails' accuracy.
     for (_, log_p), (_, log_q) in zip(runs["avx512"][1], runs["libm"][1]):
         assert abs(log_p - log_q) <= 1e-13 * max(1.0, abs(log_q))
-    # Any other value is refused by name, not read as no cap.
-    with pytest.raises(AssertionError, match="PAIRPERM_VECTOR_MATH must be avx512, avx2 or libm; got 'avx'"):
-        _grouped_tails_under("avx", laws[:1])
+    # Any case names a kind.
+    for kind in ("AVX2", "Libm"):
+        assert _grouped_tails_under(kind, laws) == runs[kind.lower()]
+
+
+@pytest.mark.parametrize("setting", ["avx", "sse4", "AVX-512"])
+def test_a_vector_math_setting_that_names_no_kind_warns_and_caps_nothing(setting):
+    # The import still works (an environment variable's typo must not stop every program), and
+    # says what it ignored; the tails are those of no cap.
+    import os
+
+    code = (f"import sys, warnings\nsys.path.insert(0, {PACKAGE_PARENT!r})\nwarnings.simplefilter('always')\n"
+            "import pairperm\nfrom pairperm import _core\nprint(_core.vector_math, repr(_core.vector_math_ignored))")
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                           env={k: v for k, v in os.environ.items() if k != "PAIRPERM_VECTOR_MATH"})
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PAIRPERM_VECTOR_MATH": setting})
+    assert done.returncode == 0, done.stderr
+    kind = plain.stdout.split()[0]
+    assert done.stdout.split() == [kind, repr(setting)]
+    assert f"RuntimeWarning: PAIRPERM_VECTOR_MATH={setting!r} names no kind" in done.stderr
+    assert f"is ignored: the grouped tails run on {kind}" in done.stderr
+    assert "PAIRPERM_VECTOR_MATH" not in plain.stderr
 
 
 # -- the ratio statistic object and pmfs read in place ----------------------------------------

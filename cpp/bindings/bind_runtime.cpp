@@ -67,6 +67,7 @@ void bind_runtime(py::module_& m) {
     m.attr("max_ratio_term") = max_ratio_term;
     m.attr("multidim_tail_bound") = multidim_tail_bound;
     m.attr("vector_math") = vector_math_kind();
+    m.attr("vector_math_ignored") = vector_math_ignored();
 
     support_error_type.call_once_and_store_result([&m]() -> py::object {
         py::object type = py::exception<support_too_large>(m, "SupportTooLargeError", PyExc_ValueError);

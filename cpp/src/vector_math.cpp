@@ -3,6 +3,7 @@
 #include "pairperm/pvalue.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -85,13 +86,24 @@ template <__m256d (*F)(__m256d)>
 constexpr Each avx2_each = in_blocks<4, avx2_block<F>>;
 #endif
 
+// A PAIRPERM_VECTOR_MATH value that is none of the kinds, kept to be reported: a typo in an
+// environment variable must not stop every program that imports the library.
+std::string& ignored_setting() {
+    static std::string value;
+    return value;
+}
+
 Kernels pick() {
-    // PAIRPERM_VECTOR_MATH=avx2 or =libm caps the choice: to compare the paths on one machine,
-    // or to reproduce a slower CPU's last bits.
+    // PAIRPERM_VECTOR_MATH=avx2 or =libm caps the choice (in any case): to compare the paths on
+    // one machine, or to reproduce a slower CPU's last bits.
     const char* env = std::getenv("PAIRPERM_VECTOR_MATH");
-    const std::string cap = env == nullptr || *env == '\0' ? "avx512" : env;
-    if (cap != "avx512" && cap != "avx2" && cap != "libm")
-        throw std::invalid_argument("PAIRPERM_VECTOR_MATH must be avx512, avx2 or libm; got '" + cap + "'");
+    std::string cap = env == nullptr ? "" : env;
+    std::transform(cap.begin(), cap.end(), cap.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (cap.empty()) cap = "avx512";
+    if (cap != "avx512" && cap != "avx2" && cap != "libm") {
+        ignored_setting() = env;
+        cap = "avx512";
+    }
 #if defined(PAIRPERM_LIBMVEC)
     __builtin_cpu_init();
     if (cap == "avx512" && __builtin_cpu_supports("avx512f"))
@@ -127,5 +139,10 @@ void sincos_each(const double* x, double* s, double* c, std::size_t n) {
 namespace pairperm {
 
 const char* vector_math_kind() { return detail::kernels().kind; }
+
+const std::string& vector_math_ignored() {
+    detail::kernels();
+    return detail::ignored_setting();
+}
 
 }  // namespace pairperm

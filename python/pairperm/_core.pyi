@@ -10,6 +10,7 @@ max_abs_sum: int
 max_ratio_term: int
 multidim_tail_bound: float
 vector_math: str  # "avx512", "avx2" or "libm": what the grouped tails' transcendental functions run on
+vector_math_ignored: str  # a PAIRPERM_VECTOR_MATH value that named no kind, or ""
 
 class SupportTooLargeError(ValueError):
     entries: int | float

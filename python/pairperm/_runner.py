@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Optional
@@ -31,6 +32,11 @@ from ._validation import (
 )
 
 __all__ = ["LIMITS", "MonteCarloOptions", "block_seed", "monte_carlo", "monte_carlo_options", "plan", "run"]
+
+if _core.vector_math_ignored:
+    # Read once, when the core was loaded: a setting that names no kind caps nothing.
+    warnings.warn(f"PAIRPERM_VECTOR_MATH={_core.vector_math_ignored!r} names no kind (avx512, avx2 or libm, in any "
+                  f"case) and is ignored: the grouped tails run on {_core.vector_math}", RuntimeWarning, stacklevel=2)
 
 # The engine planner's limits (the core's defaults, in pairperm/plan.hpp): every exact route
 # asks the core which engine to run. Tests swap in other limits to exercise a route.

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "pairperm/distribution.hpp"
 #include "pairperm/local_effects.hpp"
@@ -37,6 +38,9 @@ PValue grouped_pvalue(const EffectSummary& summary, Alternative alternative);
 // "avx512" or "avx2" (glibc's vector math library, several values a call) or "libm" (one call
 // a value). Their p-values agree to ~1e-14, far inside the tails' ~1e-12.
 const char* vector_math_kind();
+
+// A PAIRPERM_VECTOR_MATH value that named no kind (and so capped nothing), or "".
+const std::string& vector_math_ignored();
 
 // What grouped_pvalue takes on when nobody asked for more: its tilted window (entries) and
 // its work (groups x evaluated frequencies, ~5 ns each) stay below these, ~0.1 GB and ~1 s.
