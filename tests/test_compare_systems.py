@@ -635,3 +635,28 @@ def test_every_pair_reports_compare_s_difference_and_interval(metric):
     row = pairperm.compare_systems({"A": a, "B": b}, metric, correction=None, confidence_level=0.8).rows[0]
     assert row.difference == pytest.approx(c.difference, rel=1e-14) and row.pvalue == c.pvalue
     assert (row.ci_low, row.ci_high) == pytest.approx(tuple(c.confidence_interval(0.8)))
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "sum", "mean"])
+def test_samples_per_item_are_compared_as_compare_compares_them(metric):
+    # (N, k): k samples of each item, swapped together; every pair as compare() runs it, its
+    # interval included, and with groups of items on top.
+    rng = np.random.default_rng(31)
+    n, k = 30, 3  # few enough items that real-valued scores are exact too
+    if metric == "mean":
+        systems = {s: np.round(rng.random((n, k)) + 0.1 * j, 3) for j, s in enumerate("abc")}
+    else:
+        systems = {s: rng.integers(0, 2 if metric == "accuracy" else 4, (n, k)) for s in "abc"}
+    labels = np.repeat(np.arange(10), 3)
+    for groups in (None, labels):
+        res = pairperm.compare_systems(systems, metric, groups=groups, confidence_level=0.9, progress=False)
+        assert res.provenance["n_items"] == n * k and res.provenance["n_units"] == (n if groups is None else 10)
+        for row in res.rows:
+            c = pairperm.compare(systems[row.system_a], systems[row.system_b], metric, groups=groups)
+            ci = c.confidence_interval(0.9)
+            assert (row.pvalue, row.statistic, row.test, row.engine) == (c.pvalue, c.statistic, c.test, c.result.engine)
+            assert (row.ci_low, row.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-12)
+            assert row.metric_a == pytest.approx(systems[row.system_a].sum() if metric == "sum"
+                                                 else systems[row.system_a].mean())
+    with pytest.raises(ValueError, match=r"shape \(N,\), or \(N, k\) for k samples"):
+        pairperm.compare_systems({s: rng.random((n, k, 2)) for s in "ab"}, "mean")

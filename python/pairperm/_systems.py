@@ -600,13 +600,14 @@ def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
     if callable(metric) or metric in _PER_ENTRY_REAL:
         arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
         check_sentence_scores(metric, arr, label, _FUNC)
-        if metric in _PER_ENTRY_REAL and arr.ndim != 1:
-            raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,); {label} has shape {arr.shape}")
+        if metric in _PER_ENTRY_REAL and arr.ndim == 3:
+            raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,), or (N, k) for k samples "
+                             f"of each item; {label} has shape {arr.shape}")
         if metric == "perplexity":
             check_perplexity(arr, label, _FUNC)
         return arr
     if metric in _INTEGER_SUMS:
-        return as_int_array(raw, label, _FUNC)
+        return as_int_array(raw, label, _FUNC, ndim=(1, 2))  # (N, k): k samples of each item
     if metric in ("f1", "precision", "recall"):
         arr = as_int_array(raw, label, _FUNC, ndim=2, hint="counts must be non-negative integers")
         if arr.shape[1] not in (2, 3):
@@ -1109,6 +1110,8 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
                                statistic, pvalue, test, engine)
         if rest:
             item_arrays, item_options = (arrays, options) if units is None else (units[0], dict(options, groups=units[1]))
+            if units is not None and units[1] is None:
+                item_options = options  # k samples of each item: compare() takes the (N, k) scores as they are
             _run_pairs(item_arrays, sys_names, pairs, sorted(rest), metric, alternative, item_options, root, n_jobs,
                        executor, prog, statistic, pvalue, test, engine, seed_keys)
     finally:

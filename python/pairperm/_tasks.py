@@ -30,7 +30,7 @@ from ._intervals import (
     bootstrap_mean_intervals,
     differences_interval,
 )
-from ._units import read_groups, unit_sums
+from ._units import read_groups, sample_sums as _sample_sums, unit_sums
 from ._validation import Alternative, _has_index, align_by_index, check_probability, index_difference
 from ._version import __version__
 
@@ -476,19 +476,31 @@ class PreparedTask:
     n_units: int
     values: tuple = ()  # each system's metric, per item
     n_items: int = 0
-    # With groups: (the items' arrays, each item's unit number), for the pairs compare() runs.
+    # With groups, or k samples of each item: (the arrays compare() is given for each pair, the
+    # groups= it is given: each item's unit number, or None for samples of items alone).
     units: Optional[tuple] = None
+    # The scored items (samples) of each unit, when units hold several.
+    item_counts: Optional[np.ndarray] = None
 
     @classmethod
     def of(cls, name: str, metric: Any, systems: list, arrays: list, pairs: np.ndarray, groups: Any,
            func: str = _FUNC, items: Any = None) -> PreparedTask:
         """The task's item-level metric values, and its arrays summed per unit with `groups`
         (labels indexed by item id are matched with `items`, a pandas object whose index holds
-        the ids in the order of the arrays, as the systems are: by id, never by position)."""
+        the ids in the order of the arrays, as the systems are: by id, never by position) or
+        over the k samples of each item of (N, k) scores."""
         values = tuple(_systems._metric_value(metric, a) for a in arrays)
         n = len(arrays[0])
-        if groups is None:
+        # (N, k) scores of a per-item metric hold k samples of each item; for other metrics the
+        # second axis holds an item's statistics.
+        k = arrays[0].shape[1] if arrays[0].ndim == 2 and not callable(metric) and metric in _SHIFT_METRICS else 1
+        if groups is None and k == 1:
             return cls(name, metric, systems, arrays, pairs, n, values, n)
+        # Summed as compare() sums them (samples, then units), so that each pair's sums are its own.
+        per_item = [a if k == 1 else _sample_sums(a, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
+        if groups is None:
+            return cls(name, metric, systems, per_item, pairs, n, values, n * k, (arrays, None),
+                       np.full(n, k, dtype=np.int64))
         if _has_index(groups):
             if items is not None and (len(groups.index) != n or len(items.index.difference(groups.index))):
                 raise ValueError(f"{func}: groups is indexed by other ids than the items "
@@ -497,16 +509,12 @@ class PreparedTask:
             # Without ids of the items, only labels indexed 0..N-1 may be read by position.
             groups = align_by_index([arrays[0] if items is None else items, groups], ["the scores", "groups"], func)[1]
         units = read_groups(groups, n, func)
-        sums = [unit_sums(a, units, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
+        sums = [unit_sums(a, units, f"scores of {s!r}", func) for s, a in zip(systems, per_item)]
         unit_of_item = np.empty(n, dtype=np.int64)
         unit_of_item[units.order] = np.repeat(np.arange(units.n_units, dtype=np.int64),
                                               np.diff(np.append(units.starts, n)))
-        return cls(name, metric, systems, sums, pairs, units.n_units, values, n, (arrays, unit_of_item))
-
-    @cached_property
-    def item_counts(self) -> Optional[np.ndarray]:
-        """Items of each unit (None: every item its own unit)."""
-        return None if self.units is None else np.bincount(self.units[1], minlength=self.n_units).astype(np.int64)
+        sizes = np.bincount(unit_of_item, minlength=units.n_units).astype(np.int64) * k
+        return cls(name, metric, systems, sums, pairs, units.n_units, values, n * k, (arrays, unit_of_item), sizes)
 
     @cached_property
     def int_rows(self) -> Optional[np.ndarray]:
@@ -724,7 +732,7 @@ def _options_key(task: PreparedTask, metric_id: str, alternative: str, options: 
         "method": options.get("method", "auto"), "n_resamples": options.get("n_resamples"), "seed": seed,
         "shift_interval": units if confidence_level is not None and units else None,
         "confidence_level": confidence_level if units else None,
-        "units": None if task.units is None else data_digest(task.units[1]),
+        "units": None if task.units is None else "samples" if task.units[1] is None else data_digest(task.units[1]),
     }, sort_keys=True)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from . import _core
 from ._validation import check_paired_index
 
-__all__ = ["PairedUnits", "ScoreRoundoff", "Units", "paired_scores", "read_groups", "unit_sums"]
+__all__ = ["PairedUnits", "ScoreRoundoff", "Units", "paired_scores", "read_groups", "sample_sums", "unit_sums"]
 
 # Per-unit int64 sums are formed only while each stays below the magnitude every engine accepts.
 _INT64_SAFE = 2**61
@@ -106,7 +106,7 @@ def _check_sum(arr: np.ndarray, terms: int, name: str, func: str) -> None:
                          "(|value| x unit size must stay below 2**61)")
 
 
-def _samples(arr: np.ndarray, name: str, func: str) -> np.ndarray:
+def sample_sums(arr: np.ndarray, name: str, func: str) -> np.ndarray:
     """(N, k) samples of each item summed over the k samples."""
     if arr.shape[1] == 0:
         raise ValueError(f"{func}: {name} has shape {arr.shape}: each item needs at least one sample")
@@ -135,7 +135,7 @@ def paired_scores(x: np.ndarray, y: np.ndarray, groups: Any, func: str, raw_x: A
     per_item = 1
     if x.ndim == 2:
         per_item = x.shape[1]
-        xs, ys = _samples(x, names[0], func), _samples(y, names[1], func)
+        xs, ys = sample_sums(x, names[0], func), sample_sums(y, names[1], func)
     sizes = None
     if units is not None:
         xs, ys = unit_sums(xs, units, names[0], func), unit_sums(ys, units, names[1], func)
