@@ -372,7 +372,7 @@ def test_to_dict_carries_provenance_and_round_trips(tasks):
     frame = res.to_frame()
     assert list(frame.columns) == ["task", "system_a", "system_b", "metric_a", "metric_b", "difference", "ci_low",
                                    "ci_high", "statistic", "pvalue", "pvalue_adjusted", "significant", "test",
-                                   "engine"]
+                                   "engine", "log_pvalue"]
 
 
 # ---------------------------------------------------------------- cache and resume
@@ -956,3 +956,35 @@ def test_cache_keys_only_the_attributes_a_metric_reads():
     other = callable_key(wrapper)
     wrapper.__wrapped__ = _fbeta(0.5)
     assert callable_key(wrapper) != other
+
+
+def test_rows_keep_log_pvalues_where_pvalues_underflow():
+    # F1 of a strong, a middling and a weak tagger on 6,000 sentences: every p-value underflows
+    # to 0; the log p-values (those of f1_test) still order the pairs, in rows, frames, JSON and CSV.
+    rng = np.random.default_rng(0)
+    gold = rng.integers(1, 4, 6000)
+
+    def tagger(recall, false_positives):
+        tp = rng.binomial(gold, recall)
+        return np.stack([tp, rng.poisson(false_positives, len(gold)), gold - tp], axis=1)
+
+    systems = {"strong": tagger(0.95, 0.1), "mid": tagger(0.6, 0.5), "weak": tagger(0.3, 0.9)}
+    res = pairperm.compare_systems(systems, "f1", progress=False)
+    several = pairperm.compare_systems({"ner": systems, "ner2": systems}, "f1", progress=False)
+    for rows in (res.rows, several.rows):
+        for r in rows:
+            want = pairperm.f1_test(systems[r.system_a], systems[r.system_b]).log_pvalue
+            assert r.pvalue == 0.0 and r.log_pvalue == want and want < -1000
+    assert len({r.log_pvalue for r in res.rows}) == 3
+    back = pairperm.SystemsComparison.from_json(res.to_json())
+    assert [r.log_pvalue for r in back.rows] == [r.log_pvalue for r in res.rows]
+    assert [r.log_pvalue for r in pairperm.MultiTaskComparison.from_json(several.to_json()).rows] == \
+        [r.log_pvalue for r in several.rows]
+    assert list(res.to_frame()["log_pvalue"]) == [r.log_pvalue for r in res.rows]
+    assert list(several.to_frame()["log_pvalue"]) == [r.log_pvalue for r in several.rows]
+    # Results written before rows kept log p-values read back with the log of the p-value.
+    old = res.to_dict()
+    for pair in old["pairs"]:
+        del pair["log_pvalue"]
+        pair["pvalue"] = 0.25
+    assert {r.log_pvalue for r in pairperm.SystemsComparison.from_dict(old).rows} == {math.log(0.25)}

@@ -89,7 +89,9 @@ class SystemPair(NamedTuple):
     metric of A minus the metric of B in the metric's units, ``ci_low``/``ci_high`` its
     confidence interval (infinite on the untested side of a one-sided test; NaN when no
     interval was asked for, or for sums and means of integers whose differences reach 2**53,
-    where the inverted test's subset means are not exact in float64)."""
+    where the inverted test's subset means are not exact in float64). ``log_pvalue`` is the
+    test's own log p-value, which stays finite where ``pvalue`` underflows to 0 (deep tails of the
+    exact tests), so that such pairs keep their order."""
 
     system_a: str
     system_b: str
@@ -104,6 +106,9 @@ class SystemPair(NamedTuple):
     difference: Union[int, float] = math.nan
     ci_low: float = math.nan
     ci_high: float = math.nan
+    # log(pvalue), kept where the p-value underflows to 0 (deep tails of exact tests): it orders
+    # pairs whose p-values all read 0.
+    log_pvalue: float = math.nan
 
 
 # ---------------------------------------------------------------- multiple testing
@@ -662,8 +667,8 @@ def errors_naming(context: str) -> Iterator[None]:
 
 def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternative, options: dict,
                   names: dict) -> list:
-    """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, test, engine)
-    tuples. An error names the pair by `names` (system index to name)."""
+    """compare() on each (k, i, j, seed) task; returns plain (k, statistic, pvalue, log_pvalue,
+    test, engine) tuples. An error names the pair by `names` (system index to name)."""
     out = []
     for k, i, j, seed in tasks:
         opts = dict(options)
@@ -671,8 +676,18 @@ def _pairs_worker(arrays: dict, tasks: list, metric: Any, alternative: Alternati
             opts["rng"] = seed
         with errors_naming(f"{_FUNC}: pair {names[i]!r} - {names[j]!r}"):
             r = compare(arrays[i], arrays[j], metric, alternative=alternative, **opts)
-        out.append((k, _plain(r.statistic), float(r.pvalue), str(r.test), _engine_of(r.result)))
+        p = float(r.pvalue)
+        out.append((k, _plain(r.statistic), p, log_pvalue_of(r.result, p), str(r.test), _engine_of(r.result)))
     return out
+
+
+def log_pvalue_of(result: Any, pvalue: float) -> float:
+    """A test result's log p-value: its own where it keeps one (which stays finite where the
+    p-value underflows to 0), else the log of the p-value."""
+    log_p = getattr(result, "log_pvalue", None)
+    if log_p is not None and not math.isnan(log_p):
+        return float(log_p)
+    return math.log(pvalue) if pvalue > 0 else -math.inf
 
 
 def _batch_worker(matrix: np.ndarray, pairs: np.ndarray, alternative: str, method: str, n_threads: int) -> tuple:
@@ -954,9 +969,9 @@ def compare_systems(
                                                                  alpha, n_jobs, executor, options, id_column)
     pairs = _pairs(sys_names, baseline)
     task = _tasks.PreparedTask.of("", metric, sys_names, arrays, pairs, groups, items=items)
-    statistic, pvalue, test, engine = _run_all(task.arrays, sys_names, pairs, metric, alternative, options, root,
-                                               n_jobs, executor, progress, units=task.units)
-    adjusted = multipletests(pvalue, correction)
+    out = _run_all(task.arrays, sys_names, pairs, metric, alternative, options, root, n_jobs, executor, progress,
+                   units=task.units)
+    adjusted = multipletests(out.pvalue, correction)
     values = task.values
     system_ci: tuple = ()
     pair_ci = np.full((len(pairs), 2), math.nan)
@@ -967,10 +982,10 @@ def compare_systems(
     # As Python floats and bools up front: per-pair indexing of NumPy arrays would cost more than the pair's test.
     rows = tuple(
         SystemPair(sys_names[i], sys_names[j], values[i], values[j], st, p, a, bool(a <= alpha), name, ran,
-                   values[i] - values[j], lo, hi)
-        for (i, j), st, p, a, name, ran, (lo, hi) in zip(pairs.tolist(), statistic, pvalue.tolist(),
-                                                        np.asarray(adjusted, dtype=np.float64).tolist(), test, engine,
-                                                        pair_ci.tolist())
+                   values[i] - values[j], lo, hi, log_p)
+        for (i, j), st, p, log_p, a, name, ran, (lo, hi) in zip(
+            pairs.tolist(), out.statistic, out.pvalue.tolist(), out.log_pvalue.tolist(),
+            np.asarray(adjusted, dtype=np.float64).tolist(), out.test, out.engine, pair_ci.tolist())
     )
     return SystemsComparison(
         names=tuple(sys_names),
@@ -1071,10 +1086,27 @@ def _pairs(sys_names: list, baseline: Any) -> np.ndarray:
     return np.array([(i, b) for i in range(n) if i != b], dtype=np.int64).reshape(-1, 2)
 
 
+class PairOutcomes:
+    """Each pair's test outcome, in the order of the pairs, filled in as they finish."""
+
+    __slots__ = ("statistic", "pvalue", "log_pvalue", "test", "engine")
+
+    def __init__(self, n_pairs: int) -> None:
+        self.statistic: list = [None] * n_pairs
+        self.pvalue = np.full(n_pairs, np.nan)
+        self.log_pvalue = np.full(n_pairs, np.nan)
+        self.test: list = [None] * n_pairs
+        self.engine: list = [None] * n_pairs
+
+    def set(self, k: int, statistic: Any, pvalue: float, log_pvalue: float, test: str, engine: str) -> None:
+        self.statistic[k], self.pvalue[k], self.log_pvalue[k], self.test[k], self.engine[k] = (
+            statistic, pvalue, log_pvalue, test, engine)
+
+
 def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alternative: Any, options: dict,
              root: Any, n_jobs: Optional[int], executor: Any, progress: Any,
-             seed_keys: Optional[Sequence[int]] = None, units: Optional[tuple] = None) -> tuple:
-    """(statistic, pvalue, test, engine) per pair: integer sums in the C++ batch, the rest through compare().
+             seed_keys: Optional[Sequence[int]] = None, units: Optional[tuple] = None) -> PairOutcomes:
+    """Each pair's outcome: integer sums in the C++ batch, the rest through compare().
     Pair k draws its seed from `root` and ``seed_keys[k]`` (default: k itself). With groups=, the
     arrays are the sums per unit and `units` holds (the items' arrays, each item's unit): compare()
     gets the items and their units, as a caller of compare() would give them (the round-off of
@@ -1091,10 +1123,7 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
     # items: compare() runs permutation_test on them.
     binary = [ok and not grouped and a.ndim == 1 and is_binary(a) for ok, a in zip(integral, arrays)]
     in_batch = np.array(integral, dtype=bool)[pairs].all(axis=1)
-    statistic: list = [None] * n_pairs
-    pvalue = np.full(n_pairs, np.nan)
-    test: list = [None] * n_pairs
-    engine: list = [None] * n_pairs
+    outcomes = PairOutcomes(n_pairs)
     prog = _Progress(progress, n_pairs)
     try:
         rest = list(np.flatnonzero(~in_batch))
@@ -1106,43 +1135,39 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
                 if integral[i] else np.zeros(len(arrays[0]), np.int64)
                 for i in range(n)
             ])
-            rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, method, n_jobs, executor, prog,
-                               statistic, pvalue, test, engine)
+            rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, method, n_jobs, executor, prog, outcomes)
         if rest:
             item_arrays, item_options = (arrays, options) if units is None else (units[0], dict(options, groups=units[1]))
             if units is not None and units[1] is None:
                 item_options = options  # k samples of each item: compare() takes the (N, k) scores as they are
             _run_pairs(item_arrays, sys_names, pairs, sorted(rest), metric, alternative, item_options, root, n_jobs,
-                       executor, prog, statistic, pvalue, test, engine, seed_keys)
+                       executor, prog, outcomes, seed_keys)
     finally:
         prog.close()
-    return statistic, pvalue, test, engine
+    return outcomes
 
 
 def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: Alternative,
                method: str, n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
-               statistic: list, pvalue: np.ndarray, test: list, engine: list) -> list:
+               outcomes: PairOutcomes) -> list:
     """p-values of the integer-sum pairs `idx` by the planner's engine; returns the pairs to rerun singly."""
     redo: list = []
     pair_list = pairs.tolist()  # Python ints: per-pair indexing of NumPy arrays costs more than the pair's tail
 
     def store(sub: np.ndarray, res: tuple) -> None:
-        observed, n_varying, pv, _log_pv, status, planned = (v.tolist() if isinstance(v, np.ndarray) else v for v in res)
+        observed, n_varying, pv, log_pv, status, planned = (v.tolist() if isinstance(v, np.ndarray) else v for v in res)
         handed_back = len(redo)
         for t, k in enumerate(sub.tolist()):
             if status[t]:
                 redo.append(k)
                 continue
             i, j = pair_list[k]
-            engine[k] = _runner.RESULT_ENGINE[planned[t]]
             if method == "auto" and binary[i] and binary[j]:
                 # compare() runs McNemar here; its statistic is the count of entries only A got right.
-                statistic[k] = discordant_counts(n_varying[t], observed[t])[0]
-                test[k] = "mcnemar_test"
+                outcomes.set(k, discordant_counts(n_varying[t], observed[t])[0], pv[t], log_pv[t], "mcnemar_test",
+                             _runner.RESULT_ENGINE[planned[t]])
             else:
-                statistic[k] = observed[t]
-                test[k] = "permutation_test"
-            pvalue[k] = pv[t]
+                outcomes.set(k, observed[t], pv[t], log_pv[t], "permutation_test", _runner.RESULT_ENGINE[planned[t]])
         # The pairs handed back are counted when compare() has run them.
         finished = len(sub) - (len(redo) - handed_back)
         if finished:
@@ -1169,15 +1194,14 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
 
 def _run_pairs(arrays: list, sys_names: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative,
                options: dict, root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
-               statistic: list, pvalue: np.ndarray, test: list, engine: list,
-               seed_keys: Optional[Sequence[int]] = None) -> None:
+               outcomes: PairOutcomes, seed_keys: Optional[Sequence[int]] = None) -> None:
     """compare() on each pair in `idx` (thread pool here, or chunks on the executor)."""
     tasks = [(k, int(pairs[k, 0]), int(pairs[k, 1]), _pair_seed(root, k if seed_keys is None else int(seed_keys[k])))
              for k in idx]
 
     def store(results: list) -> None:
-        for k, st, pv, name, ran in results:
-            statistic[k], pvalue[k], test[k], engine[k] = st, pv, name, ran
+        for k, *outcome in results:
+            outcomes.set(k, *outcome)
         prog.update(len(results))
 
     if executor is None:

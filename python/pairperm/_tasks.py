@@ -76,6 +76,9 @@ class TaskPair(NamedTuple):
     significant: bool
     test: str
     engine: str
+    # log(pvalue), kept where the p-value underflows to 0 (deep tails of exact tests): it orders
+    # pairs whose p-values all read 0.
+    log_pvalue: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,8 @@ class MultiTaskComparison:
         summary = self.tasks[self.task_names.index(name)]
         rows = tuple(
             _systems.SystemPair(r.system_a, r.system_b, r.metric_a, r.metric_b, r.statistic, r.pvalue,
-                                r.pvalue_adjusted, r.significant, r.test, r.engine, r.difference, r.ci_low, r.ci_high)
+                                r.pvalue_adjusted, r.significant, r.test, r.engine, r.difference, r.ci_low, r.ci_high,
+                                r.log_pvalue)
             for r in self.rows if r.task == name
         )
         return _systems.SystemsComparison(
@@ -330,6 +334,8 @@ def _plain_interval(row: dict) -> dict:
     for name in _METRIC_FIELDS:
         if isinstance(row.get(name), float) and math.isnan(row[name]):
             row[name] = None
+    if "log_pvalue" in row and not math.isfinite(row["log_pvalue"]):
+        row["log_pvalue"] = None  # p = 0 (-inf), or none recorded (NaN)
     return row
 
 
@@ -345,6 +351,9 @@ def _float_interval(row: Mapping, confidence_level: Optional[float]) -> dict:
     for name in _METRIC_FIELDS:
         if name in out and out[name] is None:
             out[name] = math.nan
+    if "pvalue" in out and out.get("log_pvalue") is None:
+        # Written before rows kept it, or p = 0: the log of the p-value is what there is.
+        out["log_pvalue"] = math.log(out["pvalue"]) if out["pvalue"] > 0 else -math.inf
     return out
 
 
@@ -606,12 +615,12 @@ def _run_chunk(task: PreparedTask, idx: list, seed_keys: list, alternative: str,
     """The pairs `idx` of one task: per pair a dict of its test result and, for sums and
     means, its permutation-inversion interval in the metric's units."""
     pairs = task.pairs[idx]
-    statistic, pvalue, test, engine = _systems._run_all(
-        task.arrays, task.systems, pairs, task.metric, alternative, options, root, n_jobs, executor, progress,
-        seed_keys=seed_keys, units=task.units)
+    out = _systems._run_all(task.arrays, task.systems, pairs, task.metric, alternative, options, root, n_jobs,
+                            executor, progress, seed_keys=seed_keys, units=task.units)
     intervals = shift_intervals(task, pairs, alternative, confidence_level, n_jobs)
-    return [{"statistic": statistic[k], "pvalue": float(pvalue[k]), "test": test[k], "engine": engine[k],
-             "ci_low": low, "ci_high": high} for k, (low, high) in enumerate(intervals)]
+    return [{"statistic": out.statistic[k], "pvalue": float(out.pvalue[k]), "log_pvalue": float(out.log_pvalue[k]),
+             "test": out.test[k], "engine": out.engine[k], "ci_low": low, "ci_high": high}
+            for k, (low, high) in enumerate(intervals)]
 
 
 def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
@@ -888,8 +897,12 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
         task = prepared[ti]
         i, j = task.pairs[k]
         va, vb = values[i], values[j]
+        log_p = r.get("log_pvalue")  # absent from pairs cached before rows kept it
+        if log_p is None:
+            log_p = math.log(r["pvalue"]) if r["pvalue"] > 0 else -math.inf
         rows.append(TaskPair(task.name, task.systems[i], task.systems[j], va, vb, va - vb, r["ci_low"], r["ci_high"],
-                             r["statistic"], r["pvalue"], float(adj), bool(adj <= alpha), r["test"], r["engine"]))
+                             r["statistic"], r["pvalue"], float(adj), bool(adj <= alpha), r["test"], r["engine"],
+                             float(log_p)))
     return MultiTaskComparison(
         tasks=tuple(summaries), rows=tuple(rows), alternative=alternative, correction=correction,
         correction_scope=correction_scope, alpha=float(alpha), baseline=None if baseline is None else str(baseline),
