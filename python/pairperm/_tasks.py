@@ -30,7 +30,7 @@ from ._intervals import (
     bootstrap_mean_intervals,
     differences_interval,
 )
-from ._units import read_groups, sample_sums as _sample_sums, unit_sums
+from ._units import read_groups, sample_sums, unit_sums
 from ._validation import Alternative, _has_index, align_by_index, check_probability, index_difference
 from ._version import __version__
 
@@ -506,7 +506,7 @@ class PreparedTask:
         if groups is None and k == 1:
             return cls(name, metric, systems, arrays, pairs, n, values, n)
         # Summed as compare() sums them (samples, then units), so that each pair's sums are its own.
-        per_item = [a if k == 1 else _sample_sums(a, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
+        per_item = [a if k == 1 else sample_sums(a, f"scores of {s!r}", func) for s, a in zip(systems, arrays)]
         if groups is None:
             return cls(name, metric, systems, per_item, pairs, n, values, n * k, (arrays, None),
                        np.full(n, k, dtype=np.int64))
