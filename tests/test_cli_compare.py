@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 import pairperm
+from pairperm._results import _fmt
+from child import module_command
 from pairperm.cli import main
 from pairperm.datasets import ner_like, stanza_pos_like
 from synthetic import mixed
@@ -73,7 +75,25 @@ def test_table_markdown_latex_match_python_reports(tmp_path, systems, capsys):
     out = run(["compare", *paths], capsys)[1]
     assert out.startswith(res.to_table()) and res.to_markdown() in out
     for r in res.rows:
-        assert re.search(rf"{r.system_a}\s+{r.system_b}\s.*{r.statistic}\s+{r.pvalue:.4g}", out)
+        assert re.search(rf"{r.system_a}\s+{r.system_b}\s.*\s{re.escape(_fmt(r.difference))}\s.*\s{r.pvalue:.4g}\s", out)
+
+
+def test_the_table_shows_differences_in_the_metrics_units():
+    # Means of real scores: the test's statistic is a difference of sums, the table's column the
+    # difference of the means it lists beside it.
+    rng = np.random.default_rng(2)
+    systems = {s: np.round(rng.random(300) * 0.3 + 0.05 * k, 4) for k, s in enumerate("abc")}
+    res = pairperm.compare_systems(systems, "mean", rng=0, progress=False)
+    lines = res.to_table().splitlines()
+    header = lines[1].split()
+    assert header[:7] == ["system_a", "system_b", "metric_a", "metric_b", "difference", "ci_low", "ci_high"]
+    assert "statistic" not in header
+    for line, r in zip(lines[2:], res.rows):
+        cells = line.split()
+        metric_a, metric_b, difference, low, high = (float(v) for v in cells[2:7])
+        assert difference == pytest.approx(metric_a - metric_b, abs=2e-6)
+        assert difference == pytest.approx(r.difference, rel=1e-5) and abs(r.statistic) > 10 * abs(r.difference)
+        assert low <= difference <= high
 
 
 def test_one_table_file_with_header_and_stdin(systems, capsys, monkeypatch):
@@ -154,8 +174,11 @@ def test_same_stem_twice_is_an_error(tmp_path, capsys):
     assert code == 2 and "both name a system 'sys'" in err
 
 
-def test_version_and_module_entry_point():
-    out = subprocess.run([sys.executable, "-m", "pairperm", "--version"], capture_output=True, text=True, check=True)
+def test_version_and_module_entry_point(tmp_path):
+    # `python -m pairperm` importing the tests' pairperm (the child checks it), run from a directory
+    # where no other pairperm could be found first.
+    out = subprocess.run(module_command("--version"), capture_output=True, text=True, check=True, cwd=tmp_path,
+                         timeout=120)
     assert out.stdout.strip() == f"pairperm {pairperm.__version__}"
 
 
