@@ -434,14 +434,14 @@ class SystemsComparison:
         # may be a sum where the metric is a mean).
         ci = self.confidence_level is not None
         lines = [head, f"  {'system_a':<{w}}  {'system_b':<{w}}  {'metric_a':>10}  {'metric_b':>10}  "
-                       f"{'difference':>11}" + (f"  {'ci_low':>10}  {'ci_high':>10}" if ci else "")
+                       f"{'difference':>11}" + (f"  {'ci_low':>9}  {'ci_high':>9}" if ci else "")
                        + f"  {'pvalue':>10}  {'adjusted':>10}  sig  test"]
         for k, r in enumerate(shown):
             if cut and k == half:
                 lines.append(f"  ... {len(self.rows) - 2 * half} more pairs ...")
             lines.append(
                 f"  {r.system_a:<{w}}  {r.system_b:<{w}}  {_fmt(r.metric_a):>10}  {_fmt(r.metric_b):>10}  "
-                f"{_fmt(r.difference):>11}" + (f"  {_fmt(r.ci_low):>10}  {_fmt(r.ci_high):>10}" if ci else "")
+                f"{_fmt(r.difference):>11}" + (f"  {_fmt(r.ci_low):>9}  {_fmt(r.ci_high):>9}" if ci else "")
                 + f"  {r.pvalue:>10.4g}  {r.pvalue_adjusted:>10.4g}  {'*' if r.significant else ' ':^3}  {r.test}"
             )
         return "\n".join(lines)
@@ -950,10 +950,10 @@ def compare_systems(
     >>> res = pairperm.compare_systems(scores, metric="sum")
     >>> res
     SystemsComparison(metric='sum', systems=3, pairs=3, alternative='two-sided', correction='holm', alpha=0.05)
-      system_a  system_b    metric_a    metric_b   difference      ci_low     ci_high      pvalue    adjusted  sig  test
-      A         B                 56          43           13           0          24      0.0625       0.125       permutation_test
-      A         C                 56          58           -2    -5.33333           0         0.5         0.5       permutation_test
-      B         C                 43          58          -15         -24    -5.33333     0.01562     0.04688   *   permutation_test
+      system_a  system_b    metric_a    metric_b   difference     ci_low    ci_high      pvalue    adjusted  sig  test
+      A         B                 56          43           13          0         24      0.0625       0.125       permutation_test
+      A         C                 56          58           -2   -5.33333          0         0.5         0.5       permutation_test
+      B         C                 43          58          -15        -24   -5.33333     0.01562     0.04688   *   permutation_test
     >>> res.wins()
     {'A': [], 'B': [], 'C': ['B']}
     >>> b = pairperm.compare_systems(scores, metric="sum", baseline="B", correction=None)
