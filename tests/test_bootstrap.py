@@ -7,7 +7,10 @@ import pytest
 
 import pairperm
 from pairperm import _core, datasets
-from pairperm._bootstrap import bleu_from_sums, percentiles
+from pairperm._bootstrap import _BLOCK_ELEMENTS, bleu_from_sums, percentiles
+from pairperm._runner import block_seed
+from pairperm._validation import seed_from_rng
+from reference import ALTERNATIVES
 
 
 def test_counts_are_multinomial_and_fused_sums_match():
@@ -39,7 +42,7 @@ def test_mean_against_numpy_bootstrap():
     ref = numpy_bootstrap(a, b, lambda s: s / 300, k, seed=3)
     delta = a.mean() - b.mean()
     assert r.statistic == pytest.approx(delta)
-    p_ref = np.mean(ref > 2 * delta)
+    p_ref = np.mean(ref >= 2 * delta)  # ties count, as in the library's rule
     assert abs(r.pvalue - p_ref) < 5 * math.sqrt(2 * p_ref * (1 - p_ref) / k)
     # percentile CI: endpoints agree within a few bootstrap standard errors of a quantile
     sd = ref.std()
@@ -47,6 +50,36 @@ def test_mean_against_numpy_bootstrap():
     assert abs(lo - np.quantile(ref, 0.025)) < 0.15 * sd
     assert abs(hi - np.quantile(ref, 0.975)) < 0.15 * sd
     assert r.pvalue == (1 + np.count_nonzero(r.bootstrap_distribution >= 2 * delta)) / (1 + k)
+
+
+def test_ties_at_twice_delta_are_hits_on_binary_scores():
+    """The tie rule in exact integers: on 0/1 scores many resamples land exactly on 2 delta (and
+    on 0, the two-sided rule's other end), and every one of them is a hit."""
+    n, k, seed = 32, 2000, 7
+    d = np.array([1] * 12 + [-1] * 5 + [0] * 15)
+    a = np.where(d == 1, 1, np.where(d == -1, 0, np.arange(n) % 2))
+    b = a - d
+    assert set(a) | set(b) == {0, 1}
+    # One block of resamples (one seeded stream): the count vectors the test draws, as integers.
+    assert k <= _BLOCK_ELEMENTS // n
+    counts = np.rint(_core.bootstrap_counts(n, k, block_seed(seed_from_rng(seed), 0))).astype(np.int64)
+    assert counts.shape == (k, n) and np.all(counts.sum(axis=1) == n)
+    for x, y in ((a, b), (b, a)):
+        n_delta = int((x - y).sum())  # n times delta
+        n_deltas = counts @ (x - y)  # n times each resample's delta, exact
+        for alternative in ALTERNATIVES:
+            r = pairperm.bootstrap_test(x, y, n_resamples=k, rng=seed, alternative=alternative)
+            # Means of 32 integers are multiples of 2^-5: the library's float deltas are exact.
+            assert np.array_equal(r.bootstrap_distribution * n, n_deltas)
+            if alternative == "greater":
+                hit, tie = n_deltas >= 2 * n_delta, n_deltas == 2 * n_delta
+            elif alternative == "less":
+                hit, tie = n_deltas <= 2 * n_delta, n_deltas == 2 * n_delta
+            else:
+                hit, tie = abs(n_deltas - n_delta) >= abs(n_delta), abs(n_deltas - n_delta) == abs(n_delta)
+            assert np.count_nonzero(tie) >= 10, (alternative, np.count_nonzero(tie))
+            assert r.hits == np.count_nonzero(hit), alternative
+            assert r.pvalue == (1 + np.count_nonzero(hit)) / (1 + k)
 
 
 def f1(t):
@@ -61,7 +94,7 @@ def test_f1_against_numpy_bootstrap():
     assert r.metric_b == pytest.approx(f1(b.sum(0)))
     ref = numpy_bootstrap(a, b, f1, k, seed=6)
     delta = r.statistic
-    p_ref = np.mean(np.abs(ref - delta) > abs(delta))
+    p_ref = np.mean(np.abs(ref - delta) >= abs(delta))
     assert abs(r.pvalue - p_ref) < 5 * math.sqrt(2 * p_ref * (1 - p_ref) / k) + 1e-3
     assert r.pvalue == (1 + np.count_nonzero(np.abs(r.bootstrap_distribution - delta) >= abs(delta))) / (1 + k)
     assert abs(r.bootstrap_distribution.std() - ref.std()) < 0.1 * ref.std()

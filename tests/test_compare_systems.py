@@ -1,4 +1,5 @@
-"""compare_systems(): every pair equals the single-pair compare(), corrections equal statsmodels',
+"""compare_systems(): every pair equals the single-pair compare(), corrections equal their textbook
+definitions (exact fractions, values worked by hand) and statsmodels',
 results survive JSON and pickle, and executors (processes, dask) reproduce the local run."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import math
 import multiprocessing
 import pickle
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -303,6 +305,82 @@ def test_correction_is_applied_over_the_pairs(pos):
         want = p if method is None else sm.multipletests(p, method=method)[1]
         np.testing.assert_allclose([r.pvalue_adjusted for r in res.rows], want, rtol=1e-13)
         assert [r.significant for r in res.rows] == [bool(a <= 0.01) for a in want]
+
+
+def textbook_adjusted(p, method):
+    """Adjusted p-values from the textbook definitions, in exact fractions, with ties read
+    without an order: p_(1) <= ... <= p_(m) sorted, r_i = #{j : p_j <= p_i}, and
+      bonferroni: min(1, m p_i)
+      holm (step-down): min(1, max over k <= r_i of (m - k + 1) p_(k))
+      fdr_bh (step-up): min(1, min over k with p_(k) >= p_i of m p_(k) / k)
+      fdr_by: the same with m (1 + 1/2 + ... + 1/m) in place of m."""
+    p = [Fraction(v) for v in p]
+    m = len(p)
+    ps = sorted(p)
+    if method == "bonferroni":
+        return [min(Fraction(1), m * v) for v in p]
+    if method == "holm":
+        return [min(Fraction(1), max((m - k + 1) * ps[k - 1] for k in range(1, sum(q <= v for q in p) + 1)))
+                for v in p]
+    c = sum(Fraction(1, k) for k in range(1, m + 1)) if method == "fdr_by" else 1
+    return [min(Fraction(1), min(c * m * ps[k - 1] / k for k in range(1, m + 1) if ps[k - 1] >= v)) for v in p]
+
+
+# Worked by hand. p = (0, 0.02, 0.02, 0.04, 1), m = 5, with a tie and both ends of [0, 1]:
+#   bonferroni: 5p = (0, 0.1, 0.1, 0.2, 5 -> 1)
+#   holm: 5*0 = 0; 4*0.02 = 0.08; 3*0.02 = 0.06 -> running max 0.08; 2*0.04 = 0.08; 1*1 = 1
+#   fdr_bh: 5p/k = (0, 0.05, 1/30, 0.05, 1); running min from the top: (0, 1/30, 1/30, 0.05, 1)
+#   fdr_by: c(5) = 1 + 1/2 + 1/3 + 1/4 + 1/5 = 137/60 times fdr_bh's 5p/k, running min from
+#           the top: (0, 137/1800, 137/1800, 137/1200, min(1, 137/60) = 1)
+# p = (0.3, 0.2, 0.4), m = 3, where the running max and min decide:
+#   bonferroni: (0.9, 0.6, 1.2 -> 1)
+#   holm: sorted 0.2, 0.3, 0.4 -> 3*0.2 = 0.6, 2*0.3 = 0.6, 1*0.4 = 0.4 -> running max 0.6 for all
+#   fdr_bh: 3p/k = 0.6, 0.45, 0.4 -> running min from the top 0.4 for all
+#   fdr_by: c(3) = 11/6 times 0.4 = 11/15 for all
+# p = (0.01, 0.04, 0.03, 0.5), m = 4 (the docstring's): holm 4*0.01 = 0.04, 3*0.03 = 0.09,
+#   2*0.04 = 0.08 -> 0.09, 0.5; fdr_bh 4p/k = 0.04, 0.06, 0.16/3, 0.5 -> 0.04, 0.16/3, 0.16/3, 0.5
+HAND_WORKED = [
+    ((0, 0.02, 0.02, 0.04, 1), "bonferroni", ("0", "0.1", "0.1", "0.2", "1")),
+    ((0, 0.02, 0.02, 0.04, 1), "holm", ("0", "0.08", "0.08", "0.08", "1")),
+    ((0, 0.02, 0.02, 0.04, 1), "fdr_bh", ("0", "1/30", "1/30", "0.05", "1")),
+    ((0, 0.02, 0.02, 0.04, 1), "fdr_by", ("0", "137/1800", "137/1800", "137/1200", "1")),
+    ((0.3, 0.2, 0.4), "bonferroni", ("0.9", "0.6", "1")),
+    ((0.3, 0.2, 0.4), "holm", ("0.6", "0.6", "0.6")),
+    ((0.3, 0.2, 0.4), "fdr_bh", ("0.4", "0.4", "0.4")),
+    ((0.3, 0.2, 0.4), "fdr_by", ("11/15", "11/15", "11/15")),
+    ((0.01, 0.04, 0.03, 0.5), "holm", ("0.04", "0.09", "0.09", "0.5")),
+    ((0.01, 0.04, 0.03, 0.5), "fdr_bh", ("0.04", "4/75", "4/75", "0.5")),
+    ((0.07,), "holm", ("0.07",)),
+    ((0.07,), "fdr_by", ("0.07",)),
+]
+
+
+@pytest.mark.parametrize("p, method, want", HAND_WORKED)
+def test_corrections_equal_hand_worked_values(p, method, want):
+    exact = [Fraction(w) for w in want]
+    assert textbook_adjusted([Fraction(str(v)) for v in p], method) == exact  # the reference agrees
+    got = multipletests(np.array(p, dtype=float), method)
+    assert got.tolist() == pytest.approx([float(w) for w in exact], rel=1e-14, abs=0)
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "fdr_bh", "fdr_by"])
+def test_corrections_equal_the_textbook_definitions(method):
+    # No reference library: exact fractions of the definitions, on ties, zeros and ones.
+    rng = np.random.default_rng(1)
+    for m in (1, 2, 3, 7, 30):
+        for trial in range(4):
+            p = rng.random(m) ** 3
+            p[rng.random(m) < 0.2] = 1.0
+            p[rng.random(m) < 0.1] = 0.0
+            if m > 3 and trial % 2:
+                p[rng.integers(0, m, m // 2)] = p[0]  # ties
+            want = textbook_adjusted(p.tolist(), method)
+            got = multipletests(p, method)
+            assert got.shape == (m,) and np.all((got >= p) & (got <= 1))
+            for g, w in zip(got, want):
+                assert abs(Fraction(float(g)) - w) <= w * Fraction(1, 10**13), (m, trial, p, got)
+    assert multipletests([], method).shape == (0,)
+    assert np.array_equal(multipletests([0.2, 0.5, 0.01], None), [0.2, 0.5, 0.01])
 
 
 def test_multipletests_rejects_bad_input():

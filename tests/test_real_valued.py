@@ -465,6 +465,55 @@ def test_tie_slack_is_round_off_not_a_fraction_of_the_scale():
         assert s.pvalue == pytest.approx(2.0**-n, rel=1e-12)
 
 
+@pytest.mark.parametrize("samples", [1, 2])
+def test_near_tie_within_the_documented_slack_ties(samples):
+    """Exact decimal scores with one state closer to the observed sum than the documented tie
+    slack, (n + 4) eps sum over units of (j + 1)(sum |x| + sum |y|) (2 (n + 4) eps sum(|x| + |y|)
+    for items), by more than round-off, but farther than that slack with j in place of j + 1:
+    it ties, and the p-value is the exact brute force's with exactly that window."""
+    from decimal import Decimal
+
+    eps = Fraction(2) ** -52
+    n, j = 8, samples
+    x_text = ["0.6", "0.3", "0.71", "0.52", "0.44", "0.93", "0.27", "0.65"]
+    y_rest = ["0.3", "0.64", "0.459", "0.317", "0.8117", "0.1937", "0.601"]
+    extra = Fraction(1, 2)  # every further sample scores 0.5 for both systems: no difference
+
+    def slack(x, y, factor):
+        return (n + 4) * eps * sum(factor * (abs(a) + abs(b) + 2 * (j - 1) * extra) for a, b in zip(x, y))
+
+    # Item 1's B score makes (x0 - y0) + (x1 - y1) = 0.3 + (0.3 - y1) half the aimed-for gap: flipping
+    # items 0 and 1 then moves S below the observed sum by the gap, midway between the two slacks.
+    x = [Fraction(Decimal(v)) for v in x_text]
+    rough = [Fraction(Decimal(y_rest[0])), Fraction(6, 10), *(Fraction(Decimal(v)) for v in y_rest[1:])]
+    aim = (slack(x, rough, j + 1) + slack(x, rough, j)) / 2
+    y_text = [y_rest[0], f"{float(Fraction(6, 10) - aim / 2):.17g}", *y_rest[1:]]
+    y = [Fraction(Decimal(v)) for v in y_text]
+    gap = 2 * ((x[0] - y[0]) + (x[1] - y[1]))
+    tol, tol_j = slack(x, y, j + 1), slack(x, y, j)
+    # Round-off of the sums is a few ulps of ~1, far inside both margins.
+    assert tol_j + (tol - tol_j) / 4 < gap < tol - (tol - tol_j) / 4
+    stay = [(a - b) for a, b in zip(x, y)]
+    observed = sum(stay)
+    near = [s for s in (sum(c) for c in itertools.product(*[(v, -v) for v in stay])) if 0 < abs(s - observed) < 1e-9]
+    assert near == [observed - gap]  # the one near tie, and it is the designed one
+
+    xf, yf = np.array([float(v) for v in x]), np.array([float(v) for v in y])
+    if samples > 1:
+        xf = np.column_stack([xf] + [np.full(n, 0.5)] * (samples - 1))
+        yf = np.column_stack([yf] + [np.full(n, 0.5)] * (samples - 1))
+    for a, b, d in ((xf, yf, stay), (yf, xf, [-v for v in stay])):
+        for alternative in ALTERNATIVES:
+            want = fraction_pvalue(d, [-v for v in d], alternative, window=tol)
+            got = pairperm.permutation_test(a, b, alternative=alternative)
+            assert got.engine == "meet_in_the_middle"
+            assert got.pvalue == float(want), (alternative, got.pvalue, want)
+        # Where the near tie is on the rejected side, the narrower slack would count one state fewer.
+        alternative = "greater" if d is stay else "less"
+        assert fraction_pvalue(d, [-v for v in d], alternative, window=tol_j) == \
+            fraction_pvalue(d, [-v for v in d], alternative, window=tol) - Fraction(1, 2**n)
+
+
 def test_observed_state_always_counts_with_rtol_zero():
     d = np.array([1000.0] + [1e-6] * 39)
     r = real_sum_pvalue(d, -d, alternative="greater", rtol=0.0)

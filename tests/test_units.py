@@ -371,3 +371,39 @@ def test_compare_systems_with_groups_ties_decimal_scores_as_compare_does():
     assert pairperm.compare_systems({"A": x, "B": y}, "mean", groups=g).rows[0].pvalue == want
     tasks = pairperm.compare_systems({"t": {"A": x, "B": y}}, "mean", groups={"t": g})
     assert tasks.rows[0].pvalue == want
+
+
+def roundoff_reference(x, y, labels=None):
+    """The documented round-off bound of each unit's difference, in exact rationals: with j scores
+    per side, (j + 1) (sum |x| + sum |y|), in units of 2^e where the largest |score| lies in
+    [2^(e-1), 2^e). Units in order of their sorted labels, else one per item."""
+    xr = np.asarray(x, dtype=np.float64).reshape(len(x), -1)
+    yr = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+    e = math.frexp(max(abs(float(v)) for v in itertools.chain(xr.flat, yr.flat)))[1]
+    if labels is None:
+        units = [[i] for i in range(len(xr))]
+    else:
+        units = [[i for i, lab in enumerate(labels) if lab == u] for u in sorted(set(labels))]
+    bounds = []
+    for items in units:
+        j = len(items) * xr.shape[1]
+        total = sum(Fraction(abs(float(v))) for i in items for v in itertools.chain(xr[i], yr[i]))
+        bounds.append((j + 1) * total / Fraction(2) ** e)
+    return e, bounds
+
+
+@pytest.mark.parametrize("shape, with_groups", [((9,), False), ((9, 3), False), ((9,), True), ((9, 2), True)])
+@pytest.mark.parametrize("scale", [1.0, 1e-7, 3e12])
+def test_roundoff_magnitude_is_the_documented_bound(shape, with_groups, scale):
+    from pairperm._units import paired_scores
+
+    rng = np.random.default_rng(len(shape) + 2 * with_groups)
+    x = (rng.random(shape) - 0.3) * scale
+    y = (rng.random(shape) - 0.3) * scale
+    labels = [0, 2, 2, 1, 0, 2, 3, 3, 2] if with_groups else None
+    units = paired_scores(x, y, labels, "test")
+    e, want = roundoff_reference(x, y, labels)
+    assert units.roundoff.exponent == e
+    assert len(units.roundoff.magnitude) == len(want)
+    for got, bound in zip(units.roundoff.magnitude, want):
+        assert abs(Fraction(float(got)) - bound) <= bound * Fraction(1, 10**12), (got, float(bound))
