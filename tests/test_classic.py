@@ -131,19 +131,81 @@ def test_wilcoxon_rank_sums_match_scipy_definitions():
         assert r.r_plus == r.statistic
 
 
-def test_wilcoxon_large_n_with_ties_uses_exact_engine():
-    # N = 1500 with ties: scipy can only approximate; compare with the exact grouped engine
-    # built independently from scipy's ranks, and sanity-check against the normal approximation.
+def signed_rank_pvalue(d, alternative) -> Fraction:
+    """The exact signed-rank p-value of W = sum of sign(d) times the doubled midrank of |d| over the
+    nonzero differences, by counting the 2^n sign flips in Python integers. The entries tied at one
+    |d| share a doubled midrank r; j positive signs among their c arise in comb(c, j) ways and
+    contribute r (2j - c). Every group but the largest is convolved into a dict of partial sums;
+    the largest group's count of flips past a bound is a suffix sum of its binomial coefficients."""
+    nz = [int(v) for v in d if v != 0]
+    sizes = {}
+    for v in nz:
+        sizes[abs(v)] = sizes.get(abs(v), 0) + 1
+    groups, rank2, below = [], {}, 0
+    for v in sorted(sizes):
+        c = sizes[v]
+        rank2[v] = 2 * below + c + 1  # twice the mean of ranks below + 1 .. below + c
+        groups.append((rank2[v], c))
+        below += c
+    observed = sum(rank2[abs(v)] * (1 if v > 0 else -1) for v in nz)
+    *first, last = sorted(groups, key=lambda g: g[1])  # the largest group last: the fewest partial sums
+    partial = {0: 1}
+    for r, c in first:
+        nxt = {}
+        for w, ways in partial.items():
+            for j in range(c + 1):
+                key = w + r * (2 * j - c)
+                nxt[key] = nxt.get(key, 0) + ways * comb(c, j)
+        partial = nxt
+    r, c = last
+    at_least = [0] * (c + 2)  # at_least[j] = flips of the last group with at least j positive signs
+    for j in range(c, -1, -1):
+        at_least[j] = at_least[j + 1] + comb(c, j)
+
+    def count_ge(a):  # flips with W >= a: r (2j - c) >= a - w  <=>  j >= ceil((a - w + r c) / (2 r))
+        return sum(ways * at_least[min(c + 1, max(0, -((w - a - r * c) // (2 * r))))] for w, ways in partial.items())
+
+    def count_le(b):  # W <= b  <=>  -W >= -b, and W is symmetric
+        return count_ge(-b)
+
+    if alternative == "greater":
+        hits = count_ge(observed)
+    elif alternative == "less":
+        hits = count_le(observed)
+    else:
+        hits = 2**len(nz) if observed == 0 else count_ge(abs(observed)) + count_le(-abs(observed))
+    return Fraction(hits, 2 ** len(nz))
+
+
+def test_signed_rank_reference_matches_brute_force():
+    # The counting reference itself, against listing every sign flip.
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        d = rng.integers(-3, 4, 11)
+        nz = d[d != 0]
+        if len(nz) == 0:
+            continue
+        r2 = (2 * scipy.stats.rankdata(np.abs(nz))).astype(np.int64)
+        observed = int(np.sum(np.sign(nz) * r2))
+        flips = np.array([int(np.dot(s, r2)) for s in itertools.product((-1, 1), repeat=len(nz))])
+        for alternative, hits in (("greater", flips >= observed), ("less", flips <= observed),
+                                  ("two-sided", np.abs(flips) >= abs(observed))):
+            want = Fraction(int(hits.sum()), len(flips))
+            assert signed_rank_pvalue(d, alternative) == want, (d, alternative)
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_wilcoxon_large_n_with_ties_uses_exact_engine(alternative):
+    # N = 1500 with three distinct |d|, hundreds of entries tied at each: scipy can only
+    # approximate; the exact p-value counts all 2^n sign flips in Python integers.
     rng = np.random.default_rng(4)
-    x = rng.integers(0, 30, 1500)
-    y = rng.integers(0, 30, 1500) + rng.integers(0, 2, 1500)
-    r = pairperm.wilcoxon_test(x, y)
-    d = x - y
-    nz = d[d != 0]
-    r2 = (2 * scipy.stats.rankdata(np.abs(nz))).astype(np.int64) * np.sign(nz)
-    want = pairperm.null_distribution(r2, -r2).sf(abs(int(r2.sum())) - 1) * 2  # sf(x) = P[S > x]
-    assert r.pvalue == pytest.approx(min(1.0, want), rel=1e-9)
-    approx = scipy.stats.wilcoxon(x, y, method="approx").pvalue
+    x = rng.integers(0, 3, 1500)
+    y = rng.integers(0, 3, 1500) + rng.integers(0, 2, 1500)
+    r = pairperm.wilcoxon_test(x, y, alternative=alternative)
+    assert r.method == "exact"
+    want = signed_rank_pvalue(x - y, alternative)
+    assert r.pvalue == pytest.approx(float(want), rel=1e-9)
+    approx = scipy.stats.wilcoxon(x, y, method="approx", alternative=alternative).pvalue
     assert r.pvalue == pytest.approx(approx, rel=0.05)
 
 

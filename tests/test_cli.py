@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import pairperm
+from child import module_command
 from pairperm.cli import main
 from pairperm.datasets import stanza_pos_like
 from reference import exact_pvalue, paired
@@ -83,12 +83,10 @@ def test_missing_file_and_bad_delimiter(tmp_path, capsys):
 
 def test_console_entry_point_runs_as_a_process(tmp_path):
     f = write(tmp_path, "acc.csv", "8,6\n3,5\n7,7\n9,2\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pairperm", "test", str(f), "--alternative", "greater"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    # `python -m pairperm`, importing the tests' pairperm (the child checks it), from a directory
+    # where no other pairperm could be found first.
+    proc = subprocess.run(module_command("test", str(f), "--alternative", "greater"), capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     # d = (2, -2, 0, 7), T = 7: 3 of the 8 sign patterns of (2, -2, 7) reach S >= 7.
     m = re.search(r"p-value: ([0-9.e+-]+)", proc.stdout)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm._results import _fmt
 from child import module_command
+from pairperm._results import _fmt
 from pairperm.cli import main
 from pairperm.datasets import ner_like, stanza_pos_like
 from synthetic import mixed

@@ -256,20 +256,22 @@ def test_resampling_does_not_depend_on_thread_count():
 
 # -- Ctrl-C, interpreter exit, fork() ------------------------------------------------------------
 
+# Calls that run far longer uninterrupted than STOP_SECONDS (each over 25 s on 2 cores, the
+# batch the shortest): a KeyboardInterrupt raised only once a call returns would overrun the bound.
 LONG_CALLS = {
     "convolve_dp": "stay = rng.integers(0, 21, 100_000).astype(np.int64); call = lambda: _core.convolve_dp(stay, -stay)",
     "sample_sums": ("stay = rng.integers(0, 21, (1_000_000, 1)).astype(np.int64); "
                     "call = lambda: _core.sample_sums(stay, -stay, 100_000, 1, 2)"),
     "bootstrap_counts": "call = lambda: _core.bootstrap_counts(100_000, 20_000, 1, 2)",
     "batch_grouped_pvalues": ("scores = rng.integers(0, 21, (40, 100_000)); "
-                              "pairs = np.array([(i, j) for i in range(40) for j in range(40) if i != j] * 20); "
+                              "pairs = np.array([(i, j) for i in range(40) for j in range(40) if i != j] * 200); "
                               "call = lambda: _core.batch_grouped_pvalues(scores, pairs, 'two-sided', 2)"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(LONG_CALLS))
 def test_sigint_interrupts_a_long_call(name):
-    code = f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent(f"""
+    elapsed, proc = interrupt_after(f"""
         import numpy as np
         from pairperm import _core
         rng = np.random.default_rng(0)
@@ -281,40 +283,43 @@ def test_sigint_interrupts_a_long_call(name):
             print("KeyboardInterrupt", flush=True)
             sys.exit(3)
         print("finished", flush=True)
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=5)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert out.strip() == "KeyboardInterrupt"
+    """, delay=0.5)
+    assert proc.stdout.strip() == "KeyboardInterrupt", proc.stderr
     assert proc.returncode == 3
+    assert elapsed < STOP_SECONDS
+
+
+def default_sigint() -> None:
+    """In the child before exec: SIGINT back to its default action. A process started from a
+    non-interactive shell's background job inherits SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler, so the signal these tests send would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def interrupt_after(body: str, delay: float, args: tuple = ()) -> tuple[float, subprocess.CompletedProcess]:
     """Run `body` in a fresh interpreter and send it SIGINT `delay` s after it prints "ready".
     Returns the seconds from the signal to the end of the process, and the process."""
     code = f"import sys\nsys.path.insert(0, {PACKAGE_PARENT!r})\n" + textwrap.dedent(body)
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(delay)
-        proc.send_signal(signal.SIGINT)
-        sent = time.perf_counter()
-        out, err = proc.communicate(timeout=60)
-        return time.perf_counter() - sent, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-    finally:
-        proc.kill()
-        proc.wait()
+    with subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, preexec_fn=default_sigint) as proc:
+        try:
+            line = proc.stdout.readline().strip()
+            if line != "ready":
+                proc.wait(timeout=120)
+                pytest.fail(f"the child never got ready ({line!r}):\n{proc.stderr.read()}")
+            time.sleep(delay)
+            proc.send_signal(signal.SIGINT)
+            sent = time.perf_counter()
+            out, err = proc.communicate(timeout=120)
+            return time.perf_counter() - sent, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        finally:
+            proc.kill()
+            proc.wait()
 
 
-# Stopping takes one interrupt poll (well under 0.1 s); the bound leaves room for a loaded machine.
-STOP_SECONDS = 3.0
+# Stopping takes one interrupt poll (well under 0.1 s); the bound leaves room for a loaded machine
+# while staying far below the calls' uninterrupted run times (tens of seconds to minutes).
+STOP_SECONDS = 10.0
 # 20 real-valued systems: 190 pairs, each by importance sampling through compare() on
 # compare_systems' thread pool, over a minute of work in all.
 MANY_SYSTEMS = "rng = np.random.default_rng(0); s = {f's{i}': rng.random(20_000) + 0.05 * i for i in range(20)}"

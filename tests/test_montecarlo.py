@@ -176,15 +176,21 @@ def test_permutation_monte_carlo_in_blocks_stays_correct():
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_monte_carlo_interval_contains_exact_pvalue(alternative, seed):
+    scipy_stats = pytest.importorskip("scipy.stats")
     x, y = correct_counts(seed)
     exact = float(exact_pvalue(*paired(x, y), alternative))
     k = 20_000
     r = pairperm.permutation_test(x, y, alternative=alternative, method="monte_carlo", n_resamples=k, rng=seed)
-    hits = round(r.pvalue * (k + 1)) - 1
+    hits = r.hits
+    assert isinstance(hits, int) and 0 <= hits <= k
     assert r.pvalue == (1 + hits) / (1 + k)  # scipy's convention
-    assert r.pvalue_ci == pytest.approx(clopper_pearson(hits, k, 0.95), abs=1e-12)
+    # Clopper-Pearson from scipy's beta quantiles: the interval of the proportion hits / k.
+    beta = scipy_stats.beta
+    want = (beta.ppf(0.025, hits, k - hits + 1) if hits else 0.0, beta.ppf(0.975, hits + 1, k - hits) if hits < k else 1.0)
+    assert r.pvalue_ci == pytest.approx(want, rel=1e-9, abs=1e-15)
     # Judge with a 99.99% interval so the fixed seeds test the sampler, not luck.
-    lo, hi = clopper_pearson(hits, k, 0.9999)
+    lo = beta.ppf(0.5e-4, hits, k - hits + 1) if hits else 0.0
+    hi = beta.ppf(1 - 0.5e-4, hits + 1, k - hits) if hits < k else 1.0
     assert lo <= exact <= hi
     assert r.null_distribution is None and r.n_resamples == k
 

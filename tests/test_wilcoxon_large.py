@@ -98,9 +98,24 @@ def test_auto_cost_model():
 
 
 def test_monte_carlo_unchanged():
+    # method="monte_carlo" still samples at large N rather than taking the Fourier route.
     d = normal_differences(2000, 0.05, "none", 4)
     r = pairperm.wilcoxon_test(d, method="monte_carlo", n_resamples=999, rng=1)
     assert r.method == "monte_carlo" and r.n_resamples == 999 and r.pvalue_error is None
+    k = 20_000
+    r = pairperm.wilcoxon_test(d, method="monte_carlo", n_resamples=k, rng=1)
+    assert r.pvalue == (1 + r.hits) / (1 + k)
+    lo, hi = r.pvalue_ci
+    assert lo == pytest.approx(scipy_stats.beta.ppf(0.025, r.hits, k - r.hits + 1), rel=1e-9)
+    assert hi == pytest.approx(scipy_stats.beta.ppf(0.975, r.hits + 1, k - r.hits), rel=1e-9)
+    # Without ties at N = 2000 scipy's normal approximation is within ~1e-4 of the exact p-value
+    # (~0.01 here), far inside the sampling error: the hits must be what K draws at it give. A
+    # 99.99% Clopper-Pearson interval, so that the fixed seed tests the sampler, not luck.
+    ref = scipy_stats.wilcoxon(d, method="approx", correction=True).pvalue
+    assert 0.002 < ref < 0.05
+    lo = scipy_stats.beta.ppf(0.5e-4, r.hits, k - r.hits + 1)
+    hi = scipy_stats.beta.ppf(1 - 0.5e-4, r.hits + 1, k - r.hits)
+    assert lo <= ref <= hi, (r.hits, ref)
 
 
 def test_compare_passes_method():
