@@ -206,11 +206,17 @@ def run(names: Any = None) -> dict[str, Any]:
     return {name: plain(every[name]()) for name in (names or every)}
 
 
+def environment() -> dict[str, str]:
+    """What the last bits depend on besides the library: glibc's vector math kinds agree to
+    ~1e-14 in the grouped tails, not bit for bit, and NumPy's own transcendental functions (in
+    the metrics of summed statistics) differ between its versions in the last bits."""
+    return {"vector_math": _core.vector_math, "numpy": np.__version__}
+
+
 def recording() -> dict[str, Any]:
-    """The outcomes, and the vector math they were computed with: glibc's vector math kinds agree
-    to ~1e-14 in the grouped tails, not bit for bit, so another machine's CPU (or a build without
-    it) compares within the tails' documented accuracy instead."""
-    return {"vector_math": _core.vector_math, "outcomes": run()}
+    """The outcomes and the environment they were computed in: elsewhere they compare within the
+    routes' documented accuracy instead."""
+    return {"environment": environment(), "outcomes": run()}
 
 
 if __name__ == "__main__":
