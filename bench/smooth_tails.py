@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 import pairperm
-from pairperm._bootstrap import bleu_from_sums, f1_from_sums
+from pairperm._metrics import bleu_from_sums, f1_from_sums
 
 N = 10_000
 REPEATS = 3

@@ -7,7 +7,8 @@ import pytest
 
 import pairperm
 from pairperm import _core, datasets
-from pairperm._bootstrap import _BLOCK_ELEMENTS, bleu_from_sums, percentiles
+from pairperm._bootstrap import _BLOCK_ELEMENTS, percentiles
+from pairperm._metrics import bleu_from_sums
 from pairperm._runner import block_seed
 from pairperm._validation import seed_from_rng
 from reference import ALTERNATIVES
@@ -165,14 +166,25 @@ def test_wide_statistics_use_blas_path_consistently():
     a = rng.integers(0, 3, (100, 20, 3))  # 120 columns per system > fused limit
     b = rng.integers(0, 3, (100, 20, 3))
     r = pairperm.bootstrap_test(a, b, "macro_f1", n_resamples=300, rng=2)
-    ref = pairperm.bootstrap_test(a, b, lambda s: pairperm._bootstrap.f1_from_sums(s).mean(-1),
+    ref = pairperm.bootstrap_test(a, b, lambda s: pairperm._metrics.f1_from_sums(s).mean(-1),
                                   n_resamples=300, rng=2)
     assert np.allclose(r.bootstrap_distribution, ref.bootstrap_distribution)
 
 
+def test_f1_of_tp_errors_counts():
+    # (tp, errors), as the reference implementation writes them: F1 = 2 TP / (2 TP + errors).
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 4, (40, 2)), rng.integers(0, 4, (40, 2))
+    r = pairperm.bootstrap_test(a, b, "f1", n_resamples=300, rng=1)
+    f1 = [2 * s[0] / (2 * s[0] + s[1]) for s in (a.sum(axis=0), b.sum(axis=0))]
+    assert r.metric_a == pytest.approx(f1[0], rel=1e-15) and r.metric_b == pytest.approx(f1[1], rel=1e-15)
+    with pytest.raises(ValueError, match=r"beta != 1 needs \(N, 3\) inputs"):
+        pairperm.bootstrap_test(a, b, "f1", beta=2.0)
+
+
 def test_bad_input():
-    with pytest.raises(ValueError, match=r"\(N, 3\)"):
-        pairperm.bootstrap_test(np.ones((5, 2)), np.ones((5, 2)), "f1")
+    with pytest.raises(ValueError, match=r"\(N, 3\) tp/fp/fn, or \(N, 2\)"):
+        pairperm.bootstrap_test(np.ones((5, 4)), np.ones((5, 4)), "f1")
     with pytest.raises(ValueError, match="non-negative"):
         pairperm.bootstrap_test(-np.ones((5, 3)), np.ones((5, 3)), "f1")
     with pytest.raises(ValueError, match="metric"):

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 import pairperm
-from pairperm._bootstrap import f1_from_sums
 from pairperm._difference import walsh_order_statistic
+from pairperm._metrics import f1_from_sums
 
 scipy_stats = pytest.importorskip("scipy.stats")
 

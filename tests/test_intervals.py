@@ -14,9 +14,9 @@ import pytest
 import pairperm
 from marks import quick_first
 from pairperm import ConfidenceInterval, _core
-from pairperm._bootstrap import f1_from_sums
 from pairperm._difference import tail_level
 from pairperm._intervals import _multiset, _multiset_ends, batch_shift_bounds, bootstrap_mean_intervals
+from pairperm._metrics import f1_from_sums
 
 # ---------------------------------------------------------------- references
 

@@ -11,7 +11,7 @@ import pytest
 
 import pairperm
 from pairperm import BLEU_COLUMNS, CHRF_COLUMNS
-from pairperm._bootstrap import bleu_from_sums, chrf_from_sums, f1_from_sums
+from pairperm._metrics import bleu_from_sums, chrf_from_sums, f1_from_sums
 from reference import brute_force_stat_pvalue
 from synthetic import random_counts, separated_f1_data
 

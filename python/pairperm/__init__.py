@@ -4,7 +4,7 @@ The heart is the exact paired-permutation test for additively decomposable stati
 (Zmigrod, Vieira & Cotterell, NAACL 2022), made fast by grouping equal local effects.
 """
 
-from ._bootstrap import BLEU_COLUMNS, CHRF_COLUMNS, bootstrap_test
+from ._bootstrap import bootstrap_test
 from ._classic import mcnemar_test, sign_test, wilcoxon_test
 from ._compare import compare
 from ._distribution import Distribution, MultiDistribution
@@ -12,6 +12,7 @@ from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
 from ._files import read_scores
 from ._intervals import BootstrapIntervals, ConfidenceInterval, ShiftInterval, bootstrap_intervals, shift_interval
+from ._metrics import BLEU_COLUMNS, CHRF_COLUMNS
 from ._montecarlo import monte_carlo_test
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_differences, plot_distribution, plot_pvalue_matrix, plot_result

@@ -10,7 +10,6 @@ resample.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from . import _core
 from ._difference import BootstrapEffect
 from ._errors import SupportTooLargeError
+from ._metrics import METRICS, check_counts, check_statistics_shape, metric_named, statistics_pair
 from ._results import BootstrapTestResult
 from ._runner import block_seed, monte_carlo_options
 from ._units import read_groups, unit_sums
@@ -32,100 +32,7 @@ from ._validation import (
     check_same_length,
 )
 
-__all__ = ["bootstrap_test", "BLEU_COLUMNS", "CHRF_COLUMNS", "METRIC_COLUMNS", "statistics_by_name", "statistics_pair"]
-
-BUILTIN_METRICS = ("mean", "f1", "macro_f1", "bleu", "corpus_chrf")
-
-#: Column order of the per-sentence BLEU statistics (as sacrebleu 2's segment statistics).
-BLEU_COLUMNS = (
-    "hyp_len", "ref_len",
-    "correct_1", "correct_2", "correct_3", "correct_4",
-    "total_1", "total_2", "total_3", "total_4",
-)
-
-#: Column order of the per-sentence chrF statistics (as sacrebleu's): for each character
-#: n-gram order 1..6, the hypothesis' n-grams, the reference's, and their matches. chrF++
-#: appends its two word orders in the same layout (24 columns).
-CHRF_COLUMNS = tuple(f"{what}_{order}" for order in range(1, 7) for what in ("hyp", "ref", "match"))
-
-# The metrics whose per-entry statistics have names: a DataFrame of them is read by these
-# column names (the first set it holds), never by position.
-METRIC_COLUMNS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "f1": (("tp", "fp", "fn"), ("tp", "errors")),
-    "precision": (("tp", "fp", "fn"),),
-    "recall": (("tp", "fp", "fn"),),
-    "bleu": (BLEU_COLUMNS,),
-    "corpus_chrf": (CHRF_COLUMNS,),
-}
-
-
-def statistics_by_name(values: Any, metric: Any, name: str, func: str) -> Any:
-    """A DataFrame's per-entry statistics for `metric` as an array, its columns taken by name:
-    the metric's named columns, or the one column of a per-entry score. Unnamed columns
-    (0, 1, ..., as ``pandas.DataFrame(array)`` makes) keep their order, which is all there is.
-    Anything but a DataFrame is returned unchanged."""
-    columns = getattr(values, "columns", None)
-    if columns is None or not hasattr(values, "iloc"):
-        return values
-    labels = [str(c) for c in columns]
-    options = METRIC_COLUMNS.get(metric, ()) if isinstance(metric, str) else ()
-    for wanted in options:
-        if set(wanted) <= set(labels):
-            if metric == "corpus_chrf":
-                wanted = _chrf_orders(labels, name, func)
-            return values[[columns[labels.index(w)] for w in wanted]].to_numpy()
-    if list(columns) == list(range(len(columns))) and all(isinstance(c, (int, np.integer)) for c in columns):
-        return values.to_numpy()
-    if not options and len(labels) == 1:
-        return values[columns[0]].to_numpy()
-    need = " or ".join("(" + ", ".join(w) + ")" for w in options) or "a single column"
-    raise ValueError(f"{func}: {name} is a DataFrame with columns {labels}; metric={metric!r} reads columns by name "
-                     f"and needs {need} (or pass an array, whose columns are taken in order)")
-
-
-def statistics_pair(x: Any, y: Any, metric: Any, func: str) -> tuple[Any, Any]:
-    """statistics_by_name of two systems' statistics. For a metric whose statistics have no
-    names (a callable), two DataFrames are read in x's column order with y's columns matched to
-    x's by name, and must hold the same names."""
-    if not (isinstance(metric, str) and metric in METRIC_COLUMNS):
-        cx, cy = (list(getattr(v, "columns", [])) if hasattr(v, "iloc") else None for v in (x, y))
-        if cx is not None and cy is not None and len(cx) > 1:
-            if {str(c) for c in cx} != {str(c) for c in cy} or len(cx) != len(cy):
-                raise ValueError(f"{func}: x and y are DataFrames with different columns "
-                                 f"({[str(c) for c in cx]} and {[str(c) for c in cy]}); the metric sees their "
-                                 "columns by position, so they must hold the same names")
-            by_name = {str(c): c for c in cy}
-            return x.to_numpy(), y[[by_name[str(c)] for c in cx]].to_numpy()
-    return statistics_by_name(x, metric, "x", func), statistics_by_name(y, metric, "y", func)
-
-
-def _chrf_orders(labels: list[str], name: str, func: str) -> tuple[str, ...]:
-    """The chrF columns of every order a frame holds in CHRF_COLUMNS' layout: chrF's six
-    character orders, and chrF++'s word orders 7 and 8 after them when present, so that a
-    chrF++ frame is never read as chrF."""
-    present = set(labels)
-    orders = [int(m.group(2)) for m in map(_CHRF_COLUMN.fullmatch, labels) if m]
-    wanted: tuple[str, ...] = CHRF_COLUMNS
-    for order in range(7, max(orders, default=0) + 1):
-        cols = tuple(f"{what}_{order}" for what in ("hyp", "ref", "match"))
-        if not set(cols) <= present:
-            raise ValueError(f"{func}: {name} holds chrF columns up to order {max(orders)} but not all of "
-                             f"{', '.join(cols)}; every order needs its hyp, ref and match columns")
-        wanted += cols
-    return wanted
-
-
-_CHRF_COLUMN = re.compile(r"(hyp|ref|match)_(\d+)")
-
-
-# Per-entry statistics of each built-in metric: a description and a test of the shape after N.
-STATISTICS_SHAPES: dict[str, tuple[str, Callable[[tuple], bool]]] = {
-    "mean": ("(N,)", lambda s: len(s) == 0),
-    "f1": ("(N, 3) tp/fp/fn", lambda s: s == (3,)),
-    "macro_f1": ("(N, C, 3) tp/fp/fn", lambda s: len(s) == 2 and s[1] == 3),
-    "bleu": ("(N, 10)", lambda s: s == (10,)),
-    "corpus_chrf": ("(N, 3k), k orders of (hyp, ref, match)", lambda s: len(s) == 1 and s[0] >= 3 and s[0] % 3 == 0),
-}
+__all__ = ["bootstrap_test"]
 
 # Elements of one block of count vectors: 16 MB of float64, so blocks fit in cache-friendly
 # BLAS calls and memory stays flat in K.
@@ -143,85 +50,18 @@ _PEAK_BYTES_PER_RESAMPLE = 16
 _HITS_CHUNK = 1 << 20
 
 
-
-# ---- built-in metrics on summed statistics (vectorised over the leading axis) ----
-
-def _ratio(num: np.ndarray, den: np.ndarray, zero_division: float) -> np.ndarray:
-    safe = np.where(den == 0, 1.0, den)
-    return np.where(den == 0, zero_division, num / safe)
-
-
-def f1_from_sums(s: np.ndarray, beta: float = 1.0, zero_division: float = 0.0) -> np.ndarray:
-    """F_beta from summed (tp, fp, fn) along the last axis."""
-    tp, fp, fn = s[..., 0], s[..., 1], s[..., 2]
-    b2 = beta * beta
-    return _ratio((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division)
-
-
-def bleu_from_sums(s: np.ndarray) -> np.ndarray:
-    """Corpus BLEU (0-100, sacrebleu's defaults: 4-grams, "exp" smoothing) from summed
-    statistics in :data:`BLEU_COLUMNS` order along the last axis."""
-    hyp, ref = s[..., 0], s[..., 1]
-    correct, total = s[..., 2:6], s[..., 6:10]
-    # "exp" smoothing: the k-th order with no match gets precision 1 / (2^k * total).
-    zero = correct == 0
-    k = np.cumsum(zero, axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        prec = np.where(zero, 1.0 / (np.exp2(k) * total), correct / total)
-        log_prec = np.log(prec).mean(axis=-1)
-        bp = np.where(hyp < ref, np.exp(1.0 - ref / hyp), 1.0)
-    # No n-grams of some order (or an empty hypothesis): BLEU is 0, as in sacrebleu.
-    degenerate = (total == 0).any(axis=-1) | (hyp == 0)
-    return np.where(degenerate, 0.0, 100.0 * bp * np.exp(np.where(degenerate, 0.0, log_prec)))
-
-
-def chrf_from_sums(s: np.ndarray, beta: float = 2.0) -> np.ndarray:
-    """Corpus chrF (0-100, sacrebleu's definition) from summed statistics in
-    :data:`CHRF_COLUMNS` layout along the last axis (any number of orders): the F_beta of
-    the character n-gram precision and recall, each averaged over the orders where both the
-    hypothesis and the reference have n-grams; 0 when no order does."""
-    t = s.reshape(s.shape[:-1] + (s.shape[-1] // 3, 3))
-    hyp, ref, match = t[..., 0], t[..., 1], t[..., 2]
-    counted = (hyp > 0) & (ref > 0)
-    orders = counted.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        prec = np.where(counted, match / np.where(counted, hyp, 1), 0.0).sum(axis=-1) / np.maximum(orders, 1)
-        rec = np.where(counted, match / np.where(counted, ref, 1), 0.0).sum(axis=-1) / np.maximum(orders, 1)
-        b2 = beta * beta
-        den = b2 * prec + rec
-        return np.where(den > 0, 100.0 * (1 + b2) * prec * rec / np.where(den > 0, den, 1.0), 0.0)
-
-
-def check_statistics_shape(metric: str, shape: tuple, func: str, label: str = "x") -> None:
-    """Per-entry statistics of the shape the built-in `metric` reads (shape after N)."""
-    want, ok = STATISTICS_SHAPES[metric]
-    if not ok(tuple(shape)):
-        raise ValueError(f"{func}: metric={metric!r} needs per-entry statistics of shape {want}; {label} has shape "
-                         f"(N,) + {tuple(shape)}")
-
-
 def _metric_function(metric: Union[str, Callable], shape: tuple, n: int, beta: float, zero_division: float,
                      func: str) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
     if callable(metric):
         return getattr(metric, "__name__", "callable"), metric
-    if metric not in BUILTIN_METRICS:
-        raise ValueError(f"{func}: metric must be one of {', '.join(map(repr, BUILTIN_METRICS))} or a callable; got {metric!r}")
+    row = metric_named(metric)
+    if row is None or not row.bootstrapped:
+        names = ", ".join(repr(m.name) for m in METRICS.values() if m.bootstrapped)
+        raise ValueError(f"{func}: metric must be one of {names} or a callable; got {metric!r}")
     check_statistics_shape(metric, shape, func)
-    return metric, summed_metric(metric, n, beta, zero_division)
-
-
-def summed_metric(metric: str, n: int = 1, beta: float = 1.0, zero_division: float = 0.0) -> Callable:
-    """The built-in metric as a function of summed statistics (vectorised over leading axes);
-    n divides the sum for "mean"; beta and zero_division are F1's (chrF keeps its beta of 2)."""
-    if metric == "mean":
-        return lambda s: s / n
-    if metric == "f1":
-        return lambda s: f1_from_sums(s, beta, zero_division)
-    if metric == "macro_f1":
-        return lambda s: f1_from_sums(s, beta, zero_division).mean(axis=-1)
-    if metric == "corpus_chrf":
-        return chrf_from_sums
-    return bleu_from_sums
+    if row.kind == "ratio" and tuple(shape) == (2,) and beta != 1:
+        raise ValueError(f"{func}: beta != 1 needs (N, 3) inputs (tp, fp, fn); (N, 2) inputs (tp, errors) give F1 only")
+    return metric, lambda s: row.value(s, n, beta, zero_division)
 
 
 def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, alternative: Any,
@@ -265,50 +105,6 @@ def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable,
     xa = unit_sums(np.column_stack([xa, ones]), units, "x", func)
     ya = unit_sums(np.column_stack([ya, ones]), units, "y", func)
     return xa, ya, lambda s: s[..., 0] / s[..., 1]
-
-
-def _column_name(metric: str, column: int, width: int) -> str:
-    """The name of a statistics column of `metric` (BLEU_COLUMNS, CHRF_COLUMNS and chrF++'s
-    word orders after them), or its position."""
-    if metric == "bleu" and width == len(BLEU_COLUMNS):
-        return BLEU_COLUMNS[column]
-    if metric == "corpus_chrf" and width % 3 == 0:
-        return f"{('hyp', 'ref', 'match')[column % 3]}_{column // 3 + 1}"
-    return str(column)
-
-
-def check_counts(arr: np.ndarray, name: str, metric: str, func: str) -> None:
-    """The count-based metrics (F1, BLEU, chrF) need non-negative statistics, and no more matches
-    than there are n-grams: BLEU's correct_k at most total_k, chrF's match at most both sides'
-    n-grams. A wrong statistic would give a metric, and a p-value, of nothing real."""
-    if metric not in ("f1", "macro_f1", "bleu", "corpus_chrf"):
-        return
-
-    def refuse(bad: np.ndarray, what: str) -> None:
-        at = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f"entry {at[0]}" + (f", column {_column_name(metric, at[-1], arr.shape[-1])!r}" if arr.ndim > 1 else "")
-        if arr.ndim == 3:
-            where = f"entry {at[0]}, class {at[1]}, column {at[2]}"
-        raise ValueError(f"{func}: {name} {what} ({where})")
-
-    neg = arr < 0
-    if neg.any():
-        refuse(neg, f"holds counts and must be non-negative; got {arr[neg][0].item()!r}")
-    if metric == "bleu" and arr.ndim == 2 and arr.shape[1] == len(BLEU_COLUMNS):
-        correct, total = arr[:, 2:6], arr[:, 6:10]
-        over = correct > total
-        if over.any():
-            i, k = (int(v) for v in np.argwhere(over)[0])
-            raise ValueError(f"{func}: {name} has more matching {k + 1}-grams than {k + 1}-grams in entry {i}: "
-                             f"correct_{k + 1} = {correct[i, k].item()!r} > total_{k + 1} = {total[i, k].item()!r}")
-    if metric == "corpus_chrf" and arr.ndim == 2 and arr.shape[1] % 3 == 0:
-        t = arr.reshape(len(arr), -1, 3)
-        over = (t[..., 2] > t[..., 0]) | (t[..., 2] > t[..., 1])
-        if over.any():
-            i, k = (int(v) for v in np.argwhere(over)[0])
-            raise ValueError(f"{func}: {name} has more matching n-grams of order {k + 1} than the hypothesis or the "
-                             f"reference has in entry {i}: match_{k + 1} = {t[i, k, 2].item()!r}, hyp_{k + 1} = "
-                             f"{t[i, k, 0].item()!r}, ref_{k + 1} = {t[i, k, 1].item()!r}")
 
 
 def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], opts: Any,

@@ -12,8 +12,17 @@ from typing import Any, Callable, Union
 
 import numpy as np
 
-from . import _bootstrap, _classic, _f1, _montecarlo, _permutation
+from . import _classic, _f1, _montecarlo, _permutation
 from ._difference import BootstrapEffect
+from ._metrics import (
+    METRICS,
+    check_counts,
+    check_perplexity,
+    check_sentence_scores,
+    check_statistics_shape,
+    metric_named,
+    statistics_pair,
+)
 from ._results import CompareResult
 from ._units import read_groups, unit_sums
 from ._validation import (
@@ -29,13 +38,7 @@ from ._validation import (
     seed_from_rng,
 )
 
-__all__ = ["compare", "METRICS"]
-
-_INTEGER_SUMS = ("accuracy", "exact_match", "uas", "las", "sum")
-# Of those, the ones reported as sums (attachments, counts) rather than per entry.
-SUMMED_METRICS = ("sum", "uas", "las")
-#: Per-entry real-valued scores whose corpus value is their mean (higher is better).
-REAL_MEANS = ("mean", "comet", "bleurt", "chrf", "sentence_bleu", "ndcg", "ap", "rr", "rouge", "judge")
+__all__ = ["compare"]
 
 
 def _done(result: Any, test: str, reason: str, *, per_item: bool = False, effect: Any = None) -> CompareResult:
@@ -78,35 +81,16 @@ def _how(result: Any) -> str:
     return _ENGINE_WORDS.get(str(result.engine), f"engine {result.engine!r}")
 
 
-# Per-sentence scores of these metrics are real numbers; integer columns are the corpus
-# metric's statistics, which averaging as samples per item would silently misread.
-CORPUS_OF_SENTENCE_METRIC = {"chrf": "corpus_chrf", "sentence_bleu": "bleu"}
-
-
-def check_sentence_scores(metric: Any, arr: np.ndarray, label: str, func: str) -> None:
-    """Refuses integer statistics of shape (N, k) given to a per-sentence metric."""
-    corpus = CORPUS_OF_SENTENCE_METRIC.get(metric) if isinstance(metric, str) else None
-    if corpus is not None and arr.ndim == 2 and arr.dtype.kind in "iu":
-        raise ValueError(f"{func}: metric={metric!r} takes per-sentence scores (real numbers); {label} holds integer "
-                         f"columns of shape {arr.shape}, which look like per-sentence statistics: for the corpus "
-                         f"metric from them use metric={corpus!r}")
-
-
 def _integer_sum(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
                  method: Any = "auto", groups: Any = None) -> CompareResult:
     xa, ya = np.asarray(x), np.asarray(y)
     check_sentence_scores(metric, xa, "x", "compare")
     check_sentence_scores(metric, ya, "y", "compare")
-    per_item = metric not in SUMMED_METRICS
-    if metric in REAL_MEANS and not (_is_integral(xa) and _is_integral(ya)):
-        r: Any = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples,
-                                               rng=rng, groups=groups)
-        return _done(r, "permutation_test", f"real-valued per-entry scores ({metric}): paired-permutation test of the "
-                                            f"mean difference, {_how(r)}", per_item=True)
+    per_item = not METRICS[metric].summed
     # McNemar is the exact permutation test on 0/1 scores: other methods go to permutation_test.
     if (method == "auto" and groups is None and xa.ndim == 1 and ya.ndim == 1
             and is_binary(xa) and is_binary(ya)):
-        r = _classic.mcnemar_test(x, y, alternative=alternative)
+        r: Any = _classic.mcnemar_test(x, y, alternative=alternative)
         return _done(r, "mcnemar_test", "binary per-entry outcomes: exact McNemar test "
                                         "(identical to the exact permutation test on 0/1 scores)")
     r = _permutation.permutation_test(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng,
@@ -126,17 +110,6 @@ def _ratio(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng:
     r = getattr(_f1, name)(x, y, alternative=alternative, method=method, n_resamples=n_resamples, rng=rng,
                            groups=groups)
     return _done(r, name, f"{metric} of summed (tp, fp, fn) counts: structured paired-permutation test, {_how(r)}")
-
-
-def check_perplexity(arr: np.ndarray, label: str, func: str) -> None:
-    """Perplexities are exponentials of a cross-entropy, at least 1: anything below is another
-    score (a log-likelihood, an entropy), whose direction the test would get wrong."""
-    low = arr < 1
-    if low.any():
-        i = int(np.argmax(low))
-        raise ValueError(f"{func}: metric='perplexity' takes perplexities, which are at least 1; {label} has "
-                         f"{float(arr.ravel()[i])!r} at entry {i} (for other scores compare them with metric='mean', "
-                         "where higher is better)")
 
 
 def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
@@ -172,14 +145,14 @@ def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng
     method = summed_statistics_method(method, f"metric={metric!r}")
     hint = "pairperm.bootstrap_test takes real-valued statistics"
     check_paired_index(x, y, ("x", "y"), func)
-    sx, sy = _bootstrap.statistics_pair(x, y, metric, func)
+    sx, sy = statistics_pair(x, y, metric, func)
     xa = as_int_array(sx, "x", func, ndim=(2, 3), hint=hint)
     ya = as_int_array(sy, "y", func, ndim=(2, 3), hint=hint)
     check_same_length(xa, ya, "x", "y", func)
-    _bootstrap.check_statistics_shape(metric, xa.shape[1:], func)
-    _bootstrap.check_counts(xa, "x", metric, func)
-    _bootstrap.check_counts(ya, "y", metric, func)
-    one = _bootstrap.summed_metric(metric)
+    check_statistics_shape(metric, xa.shape[1:], func)
+    check_counts(xa, "x", metric, func)
+    check_counts(ya, "y", metric, func)
+    one = METRICS[metric].value
     r = _permute_summed_statistics(xa, ya, one, alternative, n_resamples, rng, method, groups, x)
     return _done(r, "monte_carlo_test", f"{metric} is a nonlinear function of summed statistics with no exact "
                                         f"engine: paired permutation of entries, {_how(r)}",
@@ -191,7 +164,7 @@ def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, r
     func = "compare"
     method = summed_statistics_method(method, "a user-defined metric")
     check_paired_index(x, y, ("x", "y"), func)
-    sx, sy = _bootstrap.statistics_pair(x, y, metric, func)
+    sx, sy = statistics_pair(x, y, metric, func)
     xa = as_real_array(sx, "x", func, ndim=(1, 2, 3))
     ya = as_real_array(sy, "y", func, ndim=(1, 2, 3))
     check_same_length(xa, ya, "x", "y", func)
@@ -224,19 +197,10 @@ def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np
                                         n_resamples=n_resamples, rng=rng, alternative=alternative, method=method)
 
 
+# The test of each kind of metric (see pairperm._metrics).
 _ROUTES: dict[str, Callable[..., CompareResult]] = {
-    **{name: _integer_sum for name in _INTEGER_SUMS},
-    **{name: _integer_sum for name in REAL_MEANS},
-    "f1": _ratio,
-    "precision": _ratio,
-    "recall": _ratio,
-    "macro_f1": _corpus,
-    "bleu": _corpus,
-    "corpus_chrf": _corpus,
-    "perplexity": _perplexity,
+    "sum": _integer_sum, "mean": _integer_sum, "ratio": _ratio, "corpus": _corpus, "rank": _perplexity,
 }
-#: The metric names compare() knows.
-METRICS = tuple(_ROUTES)
 
 
 def compare(
@@ -323,6 +287,7 @@ def compare(
     check_alternative(alternative, func)
     if callable(metric):
         return _callable(x, y, metric, alternative, n_resamples, rng, method, groups)
-    if not isinstance(metric, str) or metric not in _ROUTES:
+    row = metric_named(metric)
+    if row is None:
         raise ValueError(f"{func}: metric must be a callable or one of {', '.join(map(repr, METRICS))}; got {metric!r}")
-    return _ROUTES[metric](x, y, metric, alternative, n_resamples, rng, method, groups)
+    return _ROUTES[row.kind](x, y, metric, alternative, n_resamples, rng, method, groups)

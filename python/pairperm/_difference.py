@@ -313,18 +313,3 @@ class BootstrapEffect:
                                 zero_division=self.zero_division)
         low, high = r.difference_intervals[0]
         return ConfidenceInterval(float(low), float(high))
-
-
-def ratio_metric(sums: np.ndarray, kind: str, beta: float, zero_division: float) -> np.ndarray:
-    """F_beta, precision or recall of summed (tp, fp, fn), or F1 of summed (tp, errors)."""
-    from ._bootstrap import f1_from_sums
-
-    def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-        return np.where(den == 0, zero_division, num / np.where(den == 0, 1.0, den))
-
-    tp, second = sums[..., 0], sums[..., 1]
-    if sums.shape[-1] == 2:  # (tp, errors): F1 = 2 TP / (2 TP + errors)
-        return ratio(2 * tp, 2 * tp + second)
-    if kind == "f1":
-        return f1_from_sums(sums, beta, zero_division)
-    return ratio(tp, tp + (second if kind == "precision" else sums[..., 2]))

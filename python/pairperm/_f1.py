@@ -20,10 +20,10 @@ from typing import Any, Literal, Optional
 import numpy as np
 
 from . import _core
-from ._bootstrap import statistics_by_name
-from ._difference import BootstrapEffect, ratio_metric
+from ._difference import BootstrapEffect
 from ._effects import LocalEffects
 from ._files import read_table
+from ._metrics import ratio_from_sums, statistics_by_name
 from ._results import PermutationTestResult
 from ._runner import monte_carlo_options, run
 from ._statistics import RatioStatistic
@@ -209,7 +209,7 @@ def _ratio_test(kind: str, func: str, x: Any, y: Any, alternative: Any, method: 
                 n_resamples: Any, rng: Any, n_jobs: Any, groups: Any = None) -> PermutationTestResult:
     effects, stat, mc, pr = _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples,
                                               rng, n_jobs, func, groups)
-    metric = functools.partial(ratio_metric, kind=kind, beta=float(beta), zero_division=float(zero_division))
+    metric = functools.partial(ratio_from_sums, kind=kind, beta=float(beta), zero_division=float(zero_division))
     return run(effects, stat, alternative=alternative, method=method, func=func, mc=mc,
                effect=BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
 

@@ -24,16 +24,10 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from ._bootstrap import (
-    _MAX_DISTRIBUTION_BYTES,
-    _metric_function,
-    _resampled,
-    check_counts,
-    percentiles,
-    statistics_by_name,
-)
+from ._bootstrap import _MAX_DISTRIBUTION_BYTES, _metric_function, _resampled, percentiles
 from ._difference import tail_level
 from ._errors import SupportTooLargeError
+from ._metrics import check_counts, statistics_by_name
 from ._realvalued import REAL_MAX_EXACT
 from ._results import ConfidenceInterval
 from ._runner import monte_carlo_options

@@ -14,9 +14,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ._compare import SUMMED_METRICS
+from ._metrics import is_summed, prefers_lower
 from ._results import SUM_DRAWN_AS
-from ._systems import _ADJUSTED_NAMES, _LOWER_IS_BETTER, _is_dataframe
+from ._systems import _ADJUSTED_NAMES, _is_dataframe
 from ._validation import ALTERNATIVES, check_probability
 
 __all__ = ["plot_differences", "plot_distribution", "plot_result", "plot_pvalue_matrix"]
@@ -663,7 +663,7 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
         raise ValueError(f"{func}: no row of the table compares a system with {base!r}")
     metrics = _task_metrics(records, metric, tasks, func)
     if lower_is_better is None:
-        lower_is_better = all(metrics[t] in _LOWER_IS_BETTER for t in tasks)
+        lower_is_better = all(prefers_lower(metrics[t]) for t in tasks)
 
     systems = list(dict.fromkeys(s for s, _ in cells))
     mean = np.array([np.mean([cells[s, t][0] for t in tasks if (s, t) in cells]) for s in systems])
@@ -799,7 +799,7 @@ def _difference_label(base: str, metric: Optional[str]) -> str:
     """The x axis of a task's panel: what the difference is of, in the metric's units."""
     if metric is None:
         return f"difference to {base}"
-    if metric in SUMMED_METRICS:  # compare_systems reports these as sums, not means per item
+    if is_summed(metric):  # compare_systems reports these as sums, not means per item
         units = "sum over items" if metric == "sum" else f"{metric} summed over items"
     else:
         units = metric

@@ -11,7 +11,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ._systems import _LOWER_IS_BETTER, _latex_escape, _markdown_escape
+from ._metrics import prefers_lower
+from ._systems import _latex_escape, _markdown_escape
 
 __all__ = ["TaskReport"]
 
@@ -102,7 +103,7 @@ class TaskReport:
         for r in comparison.rows:
             compared_pairs[r.task].add(frozenset((r.system_a, r.system_b)))
         for t in comparison.tasks:
-            lower = t.metric in _LOWER_IS_BETTER
+            lower = prefers_lower(t.metric)
             finite = [(v, k) for k, v in enumerate(t.metric_values) if _finite(v)]
             best_value = (min if lower else max)(v for v, _ in finite) if finite else None
             best_index = next((k for v, k in finite if v == best_value), None)

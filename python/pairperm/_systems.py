@@ -28,17 +28,17 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Seque
 import numpy as np
 
 from . import _core, _runner
-from ._bootstrap import check_counts, check_statistics_shape, f1_from_sums, statistics_by_name, summed_metric
 from ._classic import discordant_counts
-from ._compare import (
-    _INTEGER_SUMS,
+from ._compare import _is_integral, compare
+from ._metrics import (
     METRICS,
-    REAL_MEANS,
-    SUMMED_METRICS,
-    _is_integral,
+    check_counts,
     check_perplexity,
     check_sentence_scores,
-    compare,
+    check_statistics_shape,
+    metric_named,
+    prefers_lower,
+    statistics_by_name,
 )
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
@@ -60,8 +60,6 @@ from ._validation import (
 )
 from ._version import __version__
 
-# Metrics whose per-entry input is one real number per entry.
-_PER_ENTRY_REAL = (*REAL_MEANS, "perplexity")
 # Methods of the integer-sum pairs that the C++ batch plans; sampled p-values are drawn per pair
 # with the pair's own seed, by compare().
 _BATCH_METHODS = tuple(m for m in TEST_METHODS if m != "monte_carlo")
@@ -71,8 +69,6 @@ __all__ = ["CORRECTIONS", "SystemPair", "SystemsComparison", "compare_systems", 
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "fdr_by", None)
 
 _FUNC = "compare_systems"
-# Metrics for which a lower value is the better system.
-_LOWER_IS_BETTER = ("perplexity",)
 # Progress is shown for batches still running after this many seconds.
 _PROGRESS_AFTER = 2.0
 # Local batch calls aim at about this much work each, so that progress can be reported.
@@ -282,7 +278,7 @@ class SystemsComparison:
 
     def wins(self) -> dict:
         """name -> the systems it is significantly better than (after correction)."""
-        lower = self.metric in _LOWER_IS_BETTER
+        lower = prefers_lower(self.metric)
         value = dict(zip(self.names, self.metric_values))
         out: dict = {name: [] for name in self.names}
         for r in self.rows:
@@ -378,7 +374,7 @@ class SystemsComparison:
         wins = self.wins()
         sep = "" if all(len(s) == 1 for s in labels) else ","
         finite = [v for v in self.metric_values if isinstance(v, (int, float)) and math.isfinite(v)]
-        best = (min(finite) if self.metric in _LOWER_IS_BETTER else max(finite)) if finite else None
+        best = (min(finite) if prefers_lower(self.metric) else max(finite)) if finite else None
         marks = [sep.join(sorted((label_of[loser] for loser in wins[n]), key=lambda s: (len(s), s))) for n in self.names]
         tests = sorted({r.test for r in self.rows})
         return labels, marks, [best is not None and v == best for v in self.metric_values], " / ".join(tests) or "no test"
@@ -583,41 +579,34 @@ def _lookup(by_name: dict, n: Any, what: str) -> Any:
 
 
 def _metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
-    """A system's metric on the full data, from the library's own metric functions."""
+    """A system's metric on the full data, from the registry's metric functions."""
     if callable(metric):
         sums = arr.astype(np.float64).sum(axis=0)[None]
         return float(apply_vectorised(metric, sums, 1, _FUNC, "metric")[0])
-    if metric in SUMMED_METRICS:
+    row = METRICS[metric]
+    if row.summed:
         return exact_int_sum(arr)
-    if metric in _INTEGER_SUMS or metric in _PER_ENTRY_REAL:
+    if row.per_item:
         return float(arr.mean())
-    sums = arr.sum(axis=0).astype(np.float64)
-    if metric in ("f1", "precision", "recall"):
-        if sums.shape == (2,):  # (tp, errors): F1 = 2 TP / (2 TP + errors)
-            sums = np.array([sums[0], sums[1], 0.0])
-        if metric == "precision":
-            return float(f1_from_sums(sums, beta=0.0))  # F_0 is precision
-        if metric == "recall":
-            return float(f1_from_sums(sums[[0, 2, 1]], beta=0.0))  # F_0 with fp and fn exchanged
-        return float(f1_from_sums(sums))
-    return float(summed_metric(metric)(sums))  # macro_f1, bleu, corpus_chrf
+    return float(row.value(arr.sum(axis=0).astype(np.float64)))
 
 
 def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
     label = f"system {name!r}"
     raw = statistics_by_name(raw, metric, label, _FUNC)
-    if callable(metric) or metric in _PER_ENTRY_REAL:
+    row = metric_named(metric)
+    if row is None or (row.per_item and not row.integer):
         arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
         check_sentence_scores(metric, arr, label, _FUNC)
-        if metric in _PER_ENTRY_REAL and arr.ndim == 3:
+        if row is not None and arr.ndim == 3:
             raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,), or (N, k) for k samples "
                              f"of each item; {label} has shape {arr.shape}")
-        if metric == "perplexity":
+        if row is not None and row.kind == "rank":
             check_perplexity(arr, label, _FUNC)
         return arr
-    if metric in _INTEGER_SUMS:
+    if row.per_item:
         return as_int_array(raw, label, _FUNC, ndim=(1, 2))  # (N, k): k samples of each item
-    if metric in ("f1", "precision", "recall"):
+    if row.kind == "ratio":
         arr = as_int_array(raw, label, _FUNC, ndim=2, hint="counts must be non-negative integers")
         if arr.shape[1] not in (2, 3):
             raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry (tp, fp, fn) counts of shape (N, 3) "
@@ -1120,8 +1109,9 @@ def _run_all(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alte
     method = options.get("method", "auto")
     # Which pairs the C++ batch takes: integer sums (and real-valued metrics of two integral systems),
     # whose test is the paired-permutation test (McNemar on 0/1 data under "auto" is the same test).
-    integral = [not callable(metric) and method in _BATCH_METHODS
-                and (metric in _INTEGER_SUMS or (metric in REAL_MEANS and _is_integral(a)))
+    row = metric_named(metric)
+    integral = [row is not None and row.kind in ("sum", "mean") and method in _BATCH_METHODS
+                and (row.integer or _is_integral(a))
                 for a in arrays]
     # The 0/1 systems, as compare() decides it. Unit sums that happen to be 0/1 are not 0/1
     # items: compare() runs permutation_test on them.

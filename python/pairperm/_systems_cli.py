@@ -11,17 +11,16 @@ from typing import Any, Optional, TextIO, Union
 
 import numpy as np
 
-from ._compare import METRICS
 from ._files import FORMATS as FORMATS_IN
 from ._files import read_scores, read_table
+from ._metrics import METRICS
 from ._systems import CORRECTIONS, SystemPair, SystemsComparison, compare_systems
 from ._tasks import LONG_COLUMNS, SCOPES, MultiTaskComparison, TaskPair
 from ._validation import ALTERNATIVES, check_unique_labels, id_column_reason
 
 FORMATS = ("table", "json", "csv", "latex", "markdown")
-# Metrics whose per-entry input is a row of counts rather than one number.
-_COLUMNS = {"f1": (2, 3), "precision": (3,), "recall": (3,), "bleu": (10,), "corpus_chrf": (18, 24)}
-_PER_ENTRY_METRICS = tuple(m for m in METRICS if m not in _COLUMNS and m != "macro_f1")
+# Metrics whose per-entry input is one number (the others read rows of counts).
+_PER_ENTRY_METRICS = tuple(name for name, m in METRICS.items() if m.line_widths == (1,))
 
 
 def add_compare_parser(sub: Any) -> None:
@@ -33,7 +32,7 @@ def add_compare_parser(sub: Any) -> None:
                     "header row names the systems, one column each. '-' reads standard input.",
     )
     p.add_argument("files", nargs="+", metavar="FILE")
-    metrics = [m for m in METRICS if m != "macro_f1"]
+    metrics = [name for name, m in METRICS.items() if m.line_widths]
     p.add_argument("--metric", choices=metrics, default="accuracy")
     add_input_options(p)
     p.add_argument("--baseline", metavar="NAME", help="compare each system against this one only")
@@ -99,7 +98,7 @@ def read_by_id(files: list[str], args: argparse.Namespace, stdin: Optional[TextI
 
 def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None, id_column: Optional[str] = None) -> dict:
     """name -> per-entry scores from the command line's FILE arguments."""
-    widths = _COLUMNS.get(metric, (1,))
+    widths = METRICS[metric].line_widths
     if len(files) == 1:
         name = files[0]
         # Columns named like ids are read as text, to be refused below by name rather than as non-numbers.

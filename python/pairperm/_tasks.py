@@ -20,9 +20,7 @@ from typing import Any, Mapping, NamedTuple, Optional, Union
 import numpy as np
 
 from . import _systems
-from ._bootstrap import f1_from_sums
 from ._cache import UnkeyableError, as_cache, callable_key, data_digest, pair_key
-from ._compare import _INTEGER_SUMS, REAL_MEANS, SUMMED_METRICS
 from ._intervals import (
     AUTO_EXACT_MAX,
     batch_shift_bounds,
@@ -30,6 +28,7 @@ from ._intervals import (
     bootstrap_mean_intervals,
     differences_interval,
 )
+from ._metrics import METRICS, is_per_item, is_summed, metric_named, prefers_lower
 from ._units import read_groups, sample_sums, unit_sums
 from ._validation import Alternative, _has_index, align_by_index, check_probability, index_difference
 from ._version import __version__
@@ -41,11 +40,6 @@ _FUNC = "compare_systems"
 SCOPES = ("task", "family")
 #: Default column names of a long table: one row per (task, item, system).
 LONG_COLUMNS = ("task", "item", "system", "score")
-# Metrics whose value is a sum or mean of per-item numbers: their pair intervals invert the
-# permutation test (shift_interval); the others are bootstrapped.
-_SHIFT_METRICS = (*_INTEGER_SUMS, *REAL_MEANS, "perplexity")
-# Metrics that read a per-system DataFrame's statistics by column name.
-_FRAME_METRICS = ("f1", "precision", "recall", "bleu", "corpus_chrf")
 # Pairs stored per cache write: small enough that an interrupted run loses little, large
 # enough that the C++ batch still amortises its set-up over many pairs.
 _CACHE_CHUNK = 64
@@ -392,7 +386,8 @@ def is_several_tasks(scores: Any, metric: Any, columns: Any) -> bool:
         return False
     if any(isinstance(v, Mapping) for v in scores.values()):
         return True
-    per_system_frames = isinstance(metric, str) and metric in _FRAME_METRICS
+    # Metrics that read a per-system DataFrame's statistics by column name.
+    per_system_frames = metric_named(metric) is not None and bool(METRICS[metric].columns)
     return not per_system_frames and any(_systems._is_dataframe(v) and len(v.columns) > 1 for v in scores.values())
 
 
@@ -502,7 +497,7 @@ class PreparedTask:
         n = len(arrays[0])
         # (N, k) scores of a per-item metric hold k samples of each item; for other metrics the
         # second axis holds an item's statistics.
-        k = arrays[0].shape[1] if arrays[0].ndim == 2 and not callable(metric) and metric in _SHIFT_METRICS else 1
+        k = arrays[0].shape[1] if arrays[0].ndim == 2 and is_per_item(metric) else 1
         if groups is None and k == 1:
             return cls(name, metric, systems, arrays, pairs, n, values, n)
         # Summed as compare() sums them (samples, then units), so that each pair's sums are its own.
@@ -596,16 +591,17 @@ def _name_key(*parts: str) -> int:
 
 
 def _shift_units(metric: Any) -> Optional[str]:
-    """Which interval of shift_interval is in the metric's units, or None for bootstrapped metrics."""
-    if callable(metric) or metric not in _SHIFT_METRICS:
+    """Which interval of shift_interval is in the metric's units (sums and means of per-item
+    scores: their pair intervals invert the permutation test), or None for bootstrapped metrics."""
+    if not is_per_item(metric):
         return None
-    return "sum_difference" if metric in SUMMED_METRICS else "mean_difference"
+    return "sum_difference" if is_summed(metric) else "mean_difference"
 
 
 def _interval_alternative(metric: Any, alternative: Any) -> Alternative:
     """The side of an interval of A - B: "greater" means A is better, which is A - B < 0 for
     metrics where lower is better."""
-    if metric in _systems._LOWER_IS_BETTER and alternative != "two-sided":
+    if prefers_lower(metric) and alternative != "two-sided":
         return "less" if alternative == "greater" else "greater"
     return alternative
 
@@ -668,14 +664,6 @@ def task_intervals(task: PreparedTask, confidence_level: float, alternative: str
     return tuple((float(lo), float(hi)) for lo, hi in sys_iv), pair_ci
 
 
-def _precision_of_sums(sums: np.ndarray) -> np.ndarray:
-    return f1_from_sums(sums, beta=0.0)  # F_0 is precision
-
-
-def _recall_of_sums(sums: np.ndarray) -> np.ndarray:
-    return f1_from_sums(sums[..., [0, 2, 1]], beta=0.0)  # F_0 with fp and fn exchanged
-
-
 def _ratio_of_sums(sums: np.ndarray) -> np.ndarray:
     return sums[..., 0] / sums[..., 1]
 
@@ -684,19 +672,16 @@ def bootstrap_input(metric: Any, arrays: list, item_counts: Optional[np.ndarray]
     """(per-system statistics, bootstrap_intervals' metric, scale): each system's bootstrapped
     metric times `scale` is the metric compare_systems reports. With units of several items
     (`item_counts`), a mean per item is the ratio of the resampled units' sums and counts."""
-    if item_counts is not None and not callable(metric) and metric in _SHIFT_METRICS:
-        stats = [np.column_stack([a, item_counts]) for a in arrays]
-        return stats, _ratio_of_sums, int(item_counts.sum()) if metric in SUMMED_METRICS else 1
     if callable(metric):
         return arrays, metric, 1
-    if metric in SUMMED_METRICS:
-        return arrays, "mean", len(arrays[0])
-    if metric in _SHIFT_METRICS:
-        return arrays, "mean", 1
-    if metric in ("f1", "precision", "recall"):
-        counts = [a if a.shape[1] == 3 else np.column_stack([a, np.zeros(len(a), a.dtype)]) for a in arrays]
-        fn = {"f1": "f1", "precision": _precision_of_sums, "recall": _recall_of_sums}[metric]
-        return counts, fn, 1
+    row = METRICS[metric]
+    if item_counts is not None and row.per_item:
+        stats = [np.column_stack([a, item_counts]) for a in arrays]
+        return stats, _ratio_of_sums, int(item_counts.sum()) if row.summed else 1
+    if row.per_item:
+        return arrays, "mean", len(arrays[0]) if row.summed else 1
+    if row.kind == "ratio":
+        return arrays, row.value, 1
     return arrays, metric, 1  # macro_f1, bleu, corpus_chrf
 
 
