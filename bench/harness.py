@@ -22,7 +22,8 @@ import numpy as np
 
 import pairperm
 from pairperm import BLEU_COLUMNS, datasets
-from pairperm._intervals import batch_shift_bounds, bootstrap_mean_intervals
+from pairperm._intervals import batch_shift_bounds
+from pairperm._resampling import bootstrap_mean_intervals
 from timing import median_seconds
 
 N_SYSTEMS = 30

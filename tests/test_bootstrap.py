@@ -7,10 +7,9 @@ import pytest
 
 import pairperm
 from pairperm import _core, datasets
-from pairperm._bootstrap import _BLOCK_ELEMENTS, percentiles
 from pairperm._metrics import bleu_from_sums
-from pairperm._runner import block_seed
-from pairperm._validation import seed_from_rng
+from pairperm._resampling import _BLOCK_ELEMENTS, percentiles
+from pairperm._sampling import block_seed, seed_from_rng
 from reference import ALTERNATIVES
 
 

@@ -18,7 +18,8 @@ import pytest
 
 import pairperm
 from pairperm import _core, _systems, datasets
-from pairperm._systems import _pair_seed, multipletests
+from pairperm._sampling import child_seed
+from pairperm._systems import multipletests
 from reference import exact_pvalue, sign_flip_pvalue
 from synthetic import mixed
 
@@ -140,7 +141,7 @@ def test_mean_routes_per_pair_and_seeded_pairs_use_derived_seeds(pos):
     res = pairperm.compare_systems(systems, "mean", n_resamples=500, rng=11)
     assert [r.test for r in res.rows] == ["permutation_test"] * 3
     for k, r in enumerate(res.rows):
-        c = pairperm.compare(systems[r.system_a], systems[r.system_b], "mean", n_resamples=500, rng=_pair_seed(11, k))
+        c = pairperm.compare(systems[r.system_a], systems[r.system_b], "mean", n_resamples=500, rng=child_seed(11, k))
         assert (r.pvalue, r.statistic) == (c.pvalue, c.statistic)
 
 
@@ -211,7 +212,7 @@ def test_every_pair_runs_the_engine_and_pvalue_of_compare(data, method):
     res = pairperm.compare_systems(systems, metric, method=method, n_resamples=999, rng=7)
     for k, row in enumerate(res.rows):
         c = pairperm.compare(systems[row.system_a], systems[row.system_b], metric, method=method, n_resamples=999,
-                             rng=_pair_seed(7, k))
+                             rng=child_seed(7, k))
         assert (row.engine, row.pvalue, row.statistic, row.test) == (c.result.engine, c.pvalue, c.statistic, c.test)
     engines = {r.engine for r in res.rows}
     if method == "monte_carlo":
@@ -231,7 +232,7 @@ def test_method_is_honoured_on_integer_pairs(pos):
         hits = s.pvalue * 2001 - 1
         assert hits == pytest.approx(round(hits), abs=1e-6)  # (1 + hits) / (1 + K): a sampled p-value
         c = pairperm.compare(systems[s.system_a], systems[s.system_b], method="monte_carlo", n_resamples=2000,
-                             rng=_pair_seed(3, k))
+                             rng=child_seed(3, k))
         assert s.pvalue == c.pvalue
     dp = pairperm.compare_systems(systems, method="dp")
     assert {r.engine for r in dp.rows} == {"dp"}

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm._difference import tail_level
+from pairperm._intervals import tail_level
 
 
 def unequal_units(rng, n_units, largest=8, low=-3, high=4):

@@ -14,9 +14,10 @@ import pytest
 import pairperm
 from marks import quick_first
 from pairperm import ConfidenceInterval, _core
-from pairperm._difference import tail_level
-from pairperm._intervals import _multiset, _multiset_ends, batch_shift_bounds, bootstrap_mean_intervals
+from pairperm._intervals import _multiset_ends, batch_shift_bounds, tail_level
 from pairperm._metrics import f1_from_sums
+from pairperm._resampling import bootstrap_mean_intervals
+from pairperm._stats import multiset
 
 # ---------------------------------------------------------------- references
 
@@ -75,7 +76,7 @@ def grouped_interval(d, confidence_level, alternative):
 
 def lattice_interval(d, confidence_level, alternative):
     """The ends by the lattice route, whatever N (shift_interval takes it only beyond 30 items)."""
-    values, counts = _multiset(np.asarray(d, dtype=np.int64))
+    values, counts = multiset(np.asarray(d, dtype=np.int64))
     tail = tail_level(confidence_level, alternative)
     assert _core.lattice_affordable(values, counts, float(tail))
     return _multiset_ends(values, counts, tail, alternative, True)
@@ -257,7 +258,7 @@ def test_lattice_route_is_exactly_the_grouped_count(n):
         m = int(rng.integers(2, 5))
         values = rng.choice(np.arange(-4, 6), m, replace=False) * int(rng.choice([1, 3]))
         d = rng.choice(values, n, p=rng.dirichlet(np.ones(m))).tolist()
-        v, c = _multiset(np.array(d))
+        v, c = multiset(np.array(d))
         if len(c) < 2 or np.prod(c + 1) > 5000:  # keep the reference quick
             continue
         checked += 1
@@ -407,7 +408,7 @@ def test_an_end_at_zero_reads_plus_zero(n):
 def test_many_distinct_values_keep_the_saddlepoint():
     rng = np.random.default_rng(5)
     d = rng.integers(-20, 21, 300)  # 41 values: far more count vectors than the budget
-    values, counts = _multiset(d)
+    values, counts = multiset(d)
     assert not _core.lattice_affordable(values, counts, 0.025)
     assert pairperm.shift_interval(d).method == "saddlepoint"
     with pytest.raises(pairperm.SupportTooLargeError, match="few distinct"):

@@ -11,12 +11,13 @@ from ._distribution import Distribution, MultiDistribution
 from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
 from ._files import read_scores
-from ._intervals import BootstrapIntervals, ConfidenceInterval, ShiftInterval, bootstrap_intervals, shift_interval
+from ._intervals import ConfidenceInterval, ShiftInterval, shift_interval
 from ._metrics import BLEU_COLUMNS, CHRF_COLUMNS
 from ._montecarlo import monte_carlo_test
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_differences, plot_distribution, plot_pvalue_matrix, plot_result
 from ._report import TaskReport
+from ._resampling import BootstrapIntervals, bootstrap_intervals
 from ._results import (
     BootstrapTestResult,
     CompareResult,

@@ -14,12 +14,12 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from . import _core
 from ._difference import BootstrapEffect
 from ._errors import SupportTooLargeError
-from ._metrics import METRICS, check_counts, check_statistics_shape, metric_named, statistics_pair
+from ._metrics import check_counts, statistics_pair
+from ._resampling import _MAX_DISTRIBUTION_BYTES, _metric_function, _resampled, percentiles
 from ._results import BootstrapTestResult
-from ._runner import block_seed, monte_carlo_options
+from ._sampling import monte_carlo_options
 from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
@@ -34,34 +34,10 @@ from ._validation import (
 
 __all__ = ["bootstrap_test"]
 
-# Elements of one block of count vectors: 16 MB of float64, so blocks fit in cache-friendly
-# BLAS calls and memory stays flat in K.
-_BLOCK_ELEMENTS = 1 << 21
-# With few statistics the product is memory-bound on the (k, N) count block (measured:
-# N = 1e4, K = 1e4, 2 columns: 0.4 s to write the counts, 0.55 s for BLAS to read them),
-# so for narrow matrices the C++ core consumes each count vector while it is in cache;
-# wide ones (macro-F1 over many classes) go to BLAS. Same counts either way.
-_FUSED_MAX_COLUMNS = 32
-# The resampled deltas are the result (the percentile interval needs all of them): refuse,
-# before allocating, a peak above this many bytes. The peak is the deltas themselves plus the
-# copy that percentiles partitions; hits are counted in chunks, so nothing else grows with K.
-_MAX_DISTRIBUTION_BYTES = 2**31
+# Bytes a resample costs at its peak: its delta, and the copy the percentile interval partitions.
 _PEAK_BYTES_PER_RESAMPLE = 16
+# Resampled deltas counted at a time: no temporary grows with the number of resamples.
 _HITS_CHUNK = 1 << 20
-
-
-def _metric_function(metric: Union[str, Callable], shape: tuple, n: int, beta: float, zero_division: float,
-                     func: str) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
-    if callable(metric):
-        return getattr(metric, "__name__", "callable"), metric
-    row = metric_named(metric)
-    if row is None or not row.bootstrapped:
-        names = ", ".join(repr(m.name) for m in METRICS.values() if m.bootstrapped)
-        raise ValueError(f"{func}: metric must be one of {names} or a callable; got {metric!r}")
-    check_statistics_shape(metric, shape, func)
-    if row.kind == "ratio" and tuple(shape) == (2,) and beta != 1:
-        raise ValueError(f"{func}: beta != 1 needs (N, 3) inputs (tp, fp, fn); (N, 2) inputs (tp, errors) give F1 only")
-    return metric, lambda s: row.value(s, n, beta, zero_division)
 
 
 def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, alternative: Any,
@@ -105,52 +81,6 @@ def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable,
     xa = unit_sums(np.column_stack([xa, ones]), units, "x", func)
     ya = unit_sums(np.column_stack([ya, ones]), units, "y", func)
     return xa, ya, lambda s: s[..., 0] / s[..., 1]
-
-
-def _resampled(stats: np.ndarray, deltas: Callable[[np.ndarray], np.ndarray], opts: Any,
-               width: Optional[int] = None) -> np.ndarray:
-    """deltas() of every resample's summed statistics, in blocks (one seeded stream per block):
-    shape (K,), or (K, width) when deltas() returns `width` values per resample. The count
-    vectors depend only on the seed, N and K, so every column of `stats` (every system) sees
-    the same resamples."""
-    n, k_total = len(stats), opts.n_resamples
-    out = np.empty(k_total if width is None else (k_total, width))
-    block = max(1, min(k_total, _BLOCK_ELEMENTS // n))
-    for i, start in enumerate(range(0, k_total, block)):
-        k = min(block, k_total - start)
-        if stats.shape[1] <= _FUSED_MAX_COLUMNS:
-            sums = _core.bootstrap_sums(stats, k, block_seed(opts.seed, i), opts.n_jobs)
-        else:
-            sums = _core.bootstrap_counts(n, k, block_seed(opts.seed, i), opts.n_jobs) @ stats
-        out[start:start + k] = deltas(sums)
-    return out
-
-
-def percentiles(values: np.ndarray, levels: Any) -> np.ndarray:
-    """``np.quantile(values, levels)`` of 1-D float values, with its default (linear) method: the
-    same order statistics around ``(n - 1) * level`` and the same interpolation, from
-    np.partition. np.quantile passes its indexes through np.unique, whose hash table (NumPy 2.4)
-    takes the GIL back in a C++ destructor: a daemon thread still inside it when the interpreter
-    exits then aborts the whole process instead of ending quietly."""
-    q = np.asarray(levels, dtype=np.float64)
-    if not np.all((q >= 0) & (q <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")  # np.quantile's own error
-    h = (values.size - 1) * q
-    below = np.floor(h)
-    above = below + 1
-    # At the top (level 1) both neighbours are the largest value, as np.quantile takes them.
-    top = h >= values.size - 1
-    below[top] = above[top] = -1
-    i, j = below.astype(np.intp), above.astype(np.intp)
-    # Partitioned at np.quantile's own indexes (first and last too): among tied zeros the one
-    # that lands at an index, and so the sign of a zero result, depends on them.
-    part = np.partition(values, np.concatenate(([0, -1], i, j)))
-    a, b = part[i], part[j]
-    t = h - below
-    diff = b - a
-    out = np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
-    # A NaN sorts last and makes every quantile that NaN, as in np.quantile.
-    return np.full_like(out, part[-1]) if np.isnan(part[-1]) else out
 
 
 def _resamples_cannot_vary(xa: np.ndarray, ya: np.ndarray, stats: np.ndarray, metric: str) -> bool:

@@ -20,7 +20,8 @@ from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError
 from ._permutation import permutation_test
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
-from ._runner import monte_carlo_options, plan, run
+from ._runner import plan, run
+from ._sampling import monte_carlo_options
 from ._statistics import SumStatistic
 from ._units import ScoreRoundoff, paired_scores
 from ._validation import (

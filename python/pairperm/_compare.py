@@ -24,6 +24,7 @@ from ._metrics import (
     statistics_pair,
 )
 from ._results import CompareResult
+from ._sampling import seed_from_rng
 from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
@@ -35,7 +36,6 @@ from ._validation import (
     check_paired_index,
     check_same_length,
     is_binary,
-    seed_from_rng,
 )
 
 __all__ = ["compare"]

@@ -25,6 +25,8 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from . import _core
+from ._intervals import differences_interval, tail_level
+from ._resampling import bootstrap_intervals
 from ._results import ConfidenceInterval, instance_maker
 from ._validation import N_RESAMPLES, check_probability
 
@@ -53,12 +55,6 @@ def _tail(confidence_level: Any, alternative: str) -> Fraction:
     conf = check_probability(confidence_level, "confidence_level", "confidence_interval")
     assert conf is not None
     return tail_level(conf, alternative)
-
-
-def tail_level(confidence_level: float, alternative: str) -> Fraction:
-    """Each end's exact level: alpha = 1 - confidence_level, split between two ends."""
-    alpha = 1 - Fraction(confidence_level)
-    return alpha / 2 if alternative == "two-sided" else alpha
 
 
 class _Differences:
@@ -119,8 +115,6 @@ class ShiftEffect:
 
     def interval(self, confidence_level: Any, alternative: str, method: str = "auto",
                  **options: Any) -> ConfidenceInterval:
-        from ._intervals import differences_interval
-
         _no_options(options, "permutation-inversion")
         r = differences_interval(self.differences.d, confidence_level, alternative, method, "confidence_interval",
                                  weights=self.sizes)
@@ -303,8 +297,6 @@ class BootstrapEffect:
 
     def interval(self, confidence_level: Any, alternative: str, method: str = "percentile",
                  n_resamples: int = N_RESAMPLES, **options: Any) -> ConfidenceInterval:
-        from ._intervals import bootstrap_intervals
-
         _no_options(options, "bootstrap")
         r = bootstrap_intervals([self.stats_a, self.stats_b], self.metric, method=method,
                                 confidence_level=confidence_level, alternative=alternative,  # type: ignore[arg-type]

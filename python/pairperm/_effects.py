@@ -15,7 +15,6 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from . import _core
-from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
 from ._units import ScoreRoundoff, read_groups, unit_sums
 from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length, name_too_large
@@ -92,11 +91,10 @@ class LocalEffects:
             return cls.real(stay_a, swap_a)
         return cls.from_arrays(stay_a, swap_a, func, names)
 
-    def shift_effect(self, per: str, n_items: int = 0, sizes: Optional[np.ndarray] = None) -> Any:
-        """The inversion-interval record of the differences stay = x - y, a copy: the arrays
-        read may be the caller's, who may change them once the test has returned (`sizes`: the
-        item count of each unit, when the differences are sums over units)."""
-        return ShiftEffect.of(self.stay if self._paired else self._x.copy(), per, n_items, sizes)
+    def differences(self) -> np.ndarray:
+        """The differences stay = x - y as the result's own copy: the arrays read may be the
+        caller's, who may change them once the test has returned."""
+        return self.stay if self._paired else self._x.copy()
 
     @cached_property
     def stay(self) -> np.ndarray:

@@ -6,8 +6,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ._difference import ShiftEffect
 from ._results import MonteCarloTestResult
-from ._runner import monte_carlo_options, run
+from ._runner import run
+from ._sampling import monte_carlo_options
 from ._structured import read_effects_and_statistic
 from ._validation import N_RESAMPLES, Alternative, ArrayLike, check_alternative, check_method
 
@@ -146,6 +148,6 @@ def monte_carlo_test(
     effect = None
     if statistic is None and effects.one_d and np.array_equal(effects.swap, -effects.stay):
         # Sign-flip effects x - y, y - x: S is sum(x) - sum(y), a difference of two systems' sums.
-        effect = effects.shift_effect("sum")
+        effect = ShiftEffect.of(effects.differences(), "sum")
     return run(effects, stat, alternative=alternative, method=method, func="monte_carlo_test", mc=mc,
                result_type=MonteCarloTestResult, effect=effect)

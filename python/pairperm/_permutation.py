@@ -11,7 +11,8 @@ from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
-from ._runner import RESULT_ENGINE, check_sampling, exact_result, monte_carlo_options, run
+from ._runner import RESULT_ENGINE, exact_result, run
+from ._sampling import check_sampling, monte_carlo_options
 from ._statistics import statistic_for
 from ._units import paired_scores
 from ._validation import (
@@ -260,4 +261,4 @@ def permutation_test(
     effects, stat, mc, n_items, sizes = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs,
                                                              rtol, groups)
     return run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc,
-               effect=effects.shift_effect("sum", n_items, sizes))
+               effect=ShiftEffect.of(effects.differences(), "sum", n_items, sizes))

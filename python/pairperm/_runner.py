@@ -11,7 +11,6 @@ import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -20,18 +19,12 @@ from . import _core
 from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError, warn_caller
 from ._results import MonteCarloTestResult, PermutationTestResult, instance_maker
+from ._sampling import MC_BLOCK, MC_BLOCK_ELEMENTS, MonteCarloOptions, block_seed
+from ._smooth import smooth_pvalue
 from ._statistics import RealSumStatistic, TiltNotCertified
 from ._stats import clopper_pearson, excludes
-from ._validation import (
-    MAX_RESAMPLES,
-    check_n_jobs,
-    check_n_resamples,
-    check_probability,
-    check_rng,
-    seed_from_rng,
-)
 
-__all__ = ["LIMITS", "MonteCarloOptions", "block_seed", "monte_carlo", "monte_carlo_options", "plan", "run"]
+__all__ = ["LIMITS", "monte_carlo", "plan", "run"]
 
 if _core.vector_math_ignored:
     # Read once, when the core was loaded: a setting that names no kind caps nothing.
@@ -46,60 +39,6 @@ FFT_NOISE_FLOOR = _core.fft_noise_floor
 # The name a result reports (``engine``) for each engine the planner picks.
 RESULT_ENGINE = {"trivial": "enumeration", "dp": "dp", "fft": "fft", "grouped_tail": "grouped",
                  "grouped_distribution": "grouped", "enumeration": "enumeration", "monte_carlo": "monte_carlo"}
-# Resamples per sampler call. Fixed (not tuned to the data) so that one seed draws the same
-# resamples whichever test asks; smaller only when m is so large that a block of sums
-# would not fit in ~32 MiB.
-MC_BLOCK = 4096
-MC_BLOCK_ELEMENTS = 1 << 22
-
-
-@dataclass(frozen=True)
-class MonteCarloOptions:
-    """Validated sampling arguments; the seed is drawn from `rng` on first use only, since
-    that costs more than most exact tests."""
-
-    n_resamples: int
-    rng: Any
-    alpha: Optional[float] = None
-    confidence_level: float = 0.95
-    n_jobs: int = 0
-    func: str = ""
-
-    @cached_property
-    def seed(self) -> int:
-        return seed_from_rng(self.rng, self.func)
-
-
-_default_options = instance_maker(MonteCarloOptions, "n_resamples", "rng", "func")
-
-
-def _default_sampling(n_resamples: Any, n_jobs: Any, alpha: Any = None, confidence_level: Any = 0.95) -> bool:
-    """The default sampling arguments (or any number of resamples in range), valid without
-    the checks that word their errors."""
-    return (type(n_resamples) is int and n_jobs is None and alpha is None and type(confidence_level) is float
-            and confidence_level == 0.95 and 1 <= n_resamples <= MAX_RESAMPLES)
-
-
-def check_sampling(n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> None:
-    """Validate the sampling arguments without making the options: for a route that cannot sample."""
-    if not (rng is None and _default_sampling(n_resamples, n_jobs)):
-        monte_carlo_options(n_resamples, rng, n_jobs, func)
-
-
-def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, alpha: Any = None,
-                        confidence_level: Any = 0.95) -> MonteCarloOptions:
-    """Validate the sampling arguments, whatever the method (a sampling route may be taken
-    by "auto" too: real-valued effects, or integer ones beyond the exact engines' reach)."""
-    check_rng(rng, func)
-    if _default_sampling(n_resamples, n_jobs, alpha, confidence_level):
-        return _default_options(n_resamples, rng, func)
-    k = check_n_resamples(n_resamples, func)
-    jobs = check_n_jobs(n_jobs, func)
-    a = check_probability(alpha, "alpha", func, optional=True)
-    conf = check_probability(confidence_level, "confidence_level", func)
-    return MonteCarloOptions(k, rng, a, conf, jobs, func)  # type: ignore[arg-type]
-
-
 @dataclass(frozen=True)
 class MonteCarloEstimate:
     pvalue: float
@@ -123,8 +62,6 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
     and the result's ``difference`` is the statistic."""
     shown = {} if effect is None else {"difference": stat.value, "_effect": effect}
     if method == "importance_sampling":
-        from ._smooth import smooth_pvalue
-
         r = smooth_pvalue(effects, stat, alternative, n_resamples=mc.n_resamples, seed=mc.seed, n_jobs=mc.n_jobs,
                          func=func)
         return result_type(
@@ -295,11 +232,6 @@ def _enumerate(effects: LocalEffects, stat: Any, alternative: str) -> float:
 
 
 # ---------------------------------------------------------------- Monte Carlo
-
-
-def block_seed(seed: int, block: int) -> int:
-    """Independent, reproducible stream per block, so results do not depend on where we stop."""
-    return int(np.random.SeedSequence(seed, spawn_key=(block,)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 class _Sampler:

@@ -34,7 +34,7 @@ from . import _core
 from ._effects import LocalEffects
 from ._errors import warn_caller
 from ._realvalued import MAX_ROUNDS, TARGET_RELATIVE_HALF_WIDTH
-from ._runner import block_seed
+from ._sampling import block_seed
 from ._validation import apply_vectorised
 
 __all__ = ["SmoothPValue", "smooth_pvalue"]

@@ -17,6 +17,7 @@ import numpy as np
 from . import _core
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
+from ._realvalued import real_sum_pvalue
 from ._validation import RTOL, apply_vectorised
 
 __all__ = ["CallableStatistic", "RatioStatistic", "RealSumStatistic", "SumStatistic", "reject_sums", "statistic_for"]
@@ -167,8 +168,6 @@ class RealSumStatistic:
             ) from None
 
     def exact_or_tilted(self, alternative: str, method: str, n_resamples: int, seed: int, n_jobs: int) -> Any:
-        from ._realvalued import real_sum_pvalue
-
         return real_sum_pvalue(self._stay, self._swap, alternative=alternative, method=method,
                                n_resamples=n_resamples, seed=seed, rtol=self.rtol, n_threads=n_jobs,
                                scores=self._scores)

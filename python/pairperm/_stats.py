@@ -1,6 +1,11 @@
-"""Exact (Clopper-Pearson) intervals for Monte Carlo p-values."""
+"""Small numeric helpers: exact (Clopper-Pearson) intervals for Monte Carlo p-values, and the
+multiset of an array's values."""
 
 from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
 
 from . import _core
 
@@ -20,3 +25,31 @@ def excludes(hits: int, n: int, confidence: float, value: float) -> bool:
     if hits > 0 and _core.regularized_beta(int(hits), int(n - hits + 1), float(value)) < tail:
         return True
     return hits < n and 1.0 - _core.regularized_beta(int(hits + 1), int(n - hits), float(value)) < tail
+
+
+def multiset(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of d (ascending, float64) and their counts (float64). Integer differences
+    over a range of at most 4N values are counted in O(N), without the sort of np.unique."""
+    if d.dtype.kind == "i":
+        lo, hi = int(d.min()), int(d.max())
+        if hi - lo <= 4 * len(d):
+            counts = np.bincount(d - lo)
+            present = np.flatnonzero(counts)
+            return (present + lo).astype(np.float64), counts[present].astype(np.float64)
+    values, counts = np.unique(d, return_counts=True)
+    return values.astype(np.float64), counts.astype(np.float64)
+
+
+def multisets(arrays: Sequence[np.ndarray]) -> list:
+    """:func:`_multiset` of each array; integer arrays of one length over a narrow common
+    range are counted all at once (one bincount over rows offset by the range)."""
+    if len(arrays) > 1 and all(a.dtype.kind == "i" and a.shape == arrays[0].shape for a in arrays):
+        rows = np.stack(arrays)
+        lo, hi = int(rows.min()), int(rows.max())
+        width = hi - lo + 1
+        if width <= 4 * rows.shape[1]:
+            tally = np.bincount((rows - lo + width * np.arange(len(rows))[:, None]).ravel(),
+                                minlength=width * len(rows)).reshape(len(rows), width)
+            present = [np.flatnonzero(t) for t in tally]
+            return [((p + lo).astype(np.float64), t[p].astype(np.float64)) for p, t in zip(present, tally)]
+    return [multiset(a) for a in arrays]

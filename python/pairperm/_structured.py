@@ -8,7 +8,8 @@ import numpy as np
 
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
-from ._runner import monte_carlo_options, run
+from ._runner import run
+from ._sampling import monte_carlo_options
 from ._statistics import statistic_for
 from ._validation import (
     N_RESAMPLES,

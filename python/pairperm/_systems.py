@@ -42,6 +42,7 @@ from ._metrics import (
 )
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult, _fmt
+from ._sampling import child_seed, monte_carlo_options, seed_root
 from ._validation import (
     N_RESAMPLES,
     Alternative,
@@ -754,26 +755,6 @@ def _make_bar(total: int) -> Any:
 # ---------------------------------------------------------------- scheduling
 
 
-def _seed_root(rng: Any) -> Optional[int]:
-    """One entropy value from the user's rng from which every pair's seed is derived."""
-    if rng is None:
-        return None
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(0, 2**63, dtype=np.uint64))
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"{_FUNC}: rng seed must be non-negative; got {rng}")
-        return int(rng)
-    raise ValueError(f"{_FUNC}: rng must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}")
-
-
-def _pair_seed(root: Optional[int], k: int) -> Optional[int]:
-    # The k-th child of the root SeedSequence: independent of how pairs are scheduled.
-    if root is None:
-        return None
-    return int(np.random.SeedSequence(root, spawn_key=(k,)).generate_state(1, np.uint64)[0] >> np.uint64(1))
-
-
 def _n_workers(executor: Any, n_jobs: Optional[int]) -> int:
     w = getattr(executor, "_max_workers", None)
     if isinstance(w, int) and w > 0:
@@ -1033,10 +1014,10 @@ def _compare_systems_iv(scores: Any, metric: Any, names: Any, alternative: Any, 
     if unknown:
         raise TypeError(f"{_FUNC}: unexpected option(s) {', '.join(map(repr, unknown))}; options are passed on "
                         f"to pairperm.compare, which takes {', '.join(map(repr, sorted(_compare_options())))}")
-    root = _seed_root(options.pop("rng", None))
+    root = seed_root(options.pop("rng", None), _FUNC)
     # As the sampling routes of compare() check them (whatever the data, so that an error does
     # not depend on which pairs the C++ batch takes): those pairs never reach compare()'s check.
-    _runner.monte_carlo_options(options.get("n_resamples", N_RESAMPLES), None, None, _FUNC)
+    monte_carlo_options(options.get("n_resamples", N_RESAMPLES), None, None, _FUNC)
     sys_names, raw = _read_systems(scores, names, id_column)
     items = _item_ids(scores, raw, id_column)
     if len(sys_names) != len(set(sys_names)):
@@ -1190,7 +1171,7 @@ def _run_pairs(arrays: list, sys_names: list, pairs: np.ndarray, idx: list, metr
                options: dict, root: Optional[int], n_jobs: Optional[int], executor: Optional[cf.Executor], prog: _Progress,
                outcomes: PairOutcomes, seed_keys: Optional[Sequence[int]] = None) -> None:
     """compare() on each pair in `idx` (thread pool here, or chunks on the executor)."""
-    tasks = [(k, int(pairs[k, 0]), int(pairs[k, 1]), _pair_seed(root, k if seed_keys is None else int(seed_keys[k])))
+    tasks = [(k, int(pairs[k, 0]), int(pairs[k, 1]), child_seed(root, k if seed_keys is None else int(seed_keys[k])))
              for k in idx]
 
     def store(results: list) -> None:

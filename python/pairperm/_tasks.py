@@ -21,14 +21,10 @@ import numpy as np
 
 from . import _systems
 from ._cache import UnkeyableError, as_cache, callable_key, data_digest, pair_key
-from ._intervals import (
-    AUTO_EXACT_MAX,
-    batch_shift_bounds,
-    bootstrap_intervals,
-    bootstrap_mean_intervals,
-    differences_interval,
-)
+from ._intervals import AUTO_EXACT_MAX, batch_shift_bounds, differences_interval
 from ._metrics import METRICS, is_per_item, is_summed, metric_named, prefers_lower
+from ._resampling import bootstrap_intervals, bootstrap_mean_intervals
+from ._sampling import child_seed, seed_root
 from ._units import read_groups, sample_sums, unit_sums
 from ._validation import Alternative, _has_index, align_by_index, check_probability, index_difference
 from ._version import __version__
@@ -733,7 +729,7 @@ def _options_key(task: PreparedTask, metric_id: str, alternative: str, options: 
 def interval_seed(root: Optional[int], task: str) -> int:
     """The seed of a task's bootstrap intervals: from rng when given, else fixed by the task's
     name (as sacrebleu fixes its bootstrap's), so that unseeded reruns report the same intervals."""
-    drawn = _systems._pair_seed(root, _name_key(task))
+    drawn = child_seed(root, _name_key(task))
     return drawn if drawn is not None else _name_key(task)
 
 
@@ -757,7 +753,7 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
     level, n_boot = interval_options(confidence_level, bootstrap_resamples)
     store = as_cache(cache, _FUNC)
     options = dict(options)
-    root = _systems._seed_root(options.pop("rng", None))
+    root = seed_root(options.pop("rng", None), _FUNC)
     items: dict = {}
     if _systems._is_dataframe(scores):
         scores, items = long_table_tasks(scores, columns)
@@ -806,7 +802,7 @@ def _run_task(ti: int, task: PreparedTask, metric_id: str, alternative: str, opt
         digests = [data_digest(a) for a in (task.arrays if task.units is None else task.units[0])]
         todo = []
         for k, (i, j) in enumerate(task.pairs.tolist()):
-            seed = _systems._pair_seed(root, seeds[k])
+            seed = child_seed(root, seeds[k])
             keys[k] = pair_key(_options_key(task, metric_id, alternative, options, seed, level), digests[i], digests[j])
             hit = store.get(keys[k])
             if hit is None:

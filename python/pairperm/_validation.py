@@ -99,17 +99,6 @@ def check_rng(rng: Any, func: str = "") -> None:
     raise ValueError(f"{_prefix(func)}rng must be None, an int seed or a numpy.random.Generator; got {type(rng).__name__}")
 
 
-def seed_from_rng(rng: Any, func: str = "") -> int:
-    """A 64-bit seed for the C++ sampler from None, an int or a numpy Generator."""
-    check_rng(rng, func)
-    if rng is None:
-        return int(np.random.default_rng().integers(0, 2**63, dtype=np.uint64))
-    if isinstance(rng, numbers.Integral):
-        # Mix the user's seed so that nearby seeds give unrelated streams.
-        return int(np.random.default_rng(int(rng)).integers(0, 2**63, dtype=np.uint64))
-    return int(rng.integers(0, 2**63, dtype=np.uint64))
-
-
 def _read(values: Any, name: str, func: str, ndim: int | tuple[int, ...]) -> np.ndarray:
     if isinstance(values, np.ma.MaskedArray):
         if np.ma.getmaskarray(values).any():
