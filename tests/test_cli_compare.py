@@ -14,7 +14,7 @@ import pytest
 
 import pairperm
 from child import module_command
-from pairperm._results import _fmt
+from pairperm._formatting import short_repr
 from pairperm.cli import main
 from pairperm.datasets import ner_like, stanza_pos_like
 from synthetic import mixed
@@ -75,7 +75,7 @@ def test_table_markdown_latex_match_python_reports(tmp_path, systems, capsys):
     out = run(["compare", *paths], capsys)[1]
     assert out.startswith(res.to_table()) and res.to_markdown() in out
     for r in res.rows:
-        assert re.search(rf"{r.system_a}\s+{r.system_b}\s.*\s{re.escape(_fmt(r.difference))}\s.*\s{r.pvalue:.4g}\s", out)
+        assert re.search(rf"{r.system_a}\s+{r.system_b}\s.*\s{re.escape(short_repr(r.difference))}\s.*\s{r.pvalue:.4g}\s", out)
 
 
 def test_the_table_shows_differences_in_the_metrics_units():

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm import _core, _systems, datasets
+from pairperm import _core, _pairs, datasets
+from pairperm._multipletests import multipletests
 from pairperm._sampling import child_seed
-from pairperm._systems import multipletests
 from reference import exact_pvalue, sign_flip_pvalue
 from synthetic import mixed
 
@@ -463,7 +463,7 @@ def test_to_frame(pos):
     pd = pytest.importorskip("pandas")
     res = pairperm.compare_systems(pos)
     df = res.to_frame()
-    assert isinstance(df, pd.DataFrame) and list(df.columns) == list(pairperm._systems.SystemPair._fields)
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == list(pairperm._comparison.SystemPair._fields)
     assert df["pvalue"].tolist() == [r.pvalue for r in res.rows]
 
 
@@ -633,8 +633,8 @@ def test_progress_counts_each_pair_once_when_the_batch_hands_pairs_back(monkeypa
     wide = {f"s{k}": rng.integers(0, 10**12, 30) for k in range(4)}  # the planner hands these to compare()
     narrow = {f"s{k}": rng.integers(0, 3, 30) for k in range(4)}  # these stay in the batch
     handed_back: list = []
-    run_pairs = _systems._run_pairs
-    monkeypatch.setattr(_systems, "_run_pairs", lambda *a, **k: (handed_back.append(len(a[2])), run_pairs(*a, **k)))
+    run_singly = _pairs._run_singly
+    monkeypatch.setattr(_pairs, "_run_singly", lambda *a, **k: (handed_back.append(len(a[2])), run_singly(*a, **k)))
     pairperm.compare_systems(wide, "sum", progress=False)
     assert handed_back == [6]
     for scores in (wide, {"wide": wide, "narrow": narrow}, {"narrow": narrow, "wide": wide}):

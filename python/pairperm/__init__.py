@@ -7,6 +7,7 @@ The heart is the exact paired-permutation test for additively decomposable stati
 from ._bootstrap import bootstrap_test
 from ._classic import mcnemar_test, sign_test, wilcoxon_test
 from ._compare import compare
+from ._comparison import SystemsComparison
 from ._distribution import Distribution, MultiDistribution
 from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
@@ -14,6 +15,8 @@ from ._files import read_scores
 from ._intervals import ConfidenceInterval, ShiftInterval, shift_interval
 from ._metrics import BLEU_COLUMNS, CHRF_COLUMNS
 from ._montecarlo import monte_carlo_test
+from ._multipletests import multipletests
+from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_differences, plot_distribution, plot_pvalue_matrix, plot_result
 from ._report import TaskReport
@@ -28,8 +31,7 @@ from ._results import (
     WilcoxonResult,
 )
 from ._structured import structured_test
-from ._systems import SystemsComparison, compare_systems, multipletests
-from ._tasks import MultiTaskComparison, TaskPair, TaskSummary
+from ._systems import compare_systems
 from ._version import __version__
 
 __all__ = [

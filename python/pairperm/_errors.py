@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
 from types import FrameType
-from typing import Optional
+from typing import Iterator, Optional
 
 from . import _core
 
@@ -74,3 +75,24 @@ def warn_caller(message: str, category: type[Warning] = PrecisionWarning) -> Non
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+# Exceptions whose arguments are their message alone: the library's own and those of arithmetic.
+_MESSAGE_ONLY = (ValueError, TypeError, ZeroDivisionError, OverflowError, FloatingPointError, ArithmeticError,
+                 _core.SupportTooLargeError)
+
+
+@contextlib.contextmanager
+def errors_naming(context: str) -> Iterator[None]:
+    """An error raised inside says where: "task 'ner': ...", "compare_systems: pair 'A' - 'B': ...".
+    The exception itself is raised on (its type, attributes and cause kept), its message
+    prefixed where it is the message alone; others (a metric's own exception class) get a note
+    where Python has them (3.11+)."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc) in _MESSAGE_ONLY and len(exc.args) == 1 and isinstance(exc.args[0], str):
+            exc.args = (f"{context}: {exc.args[0]}",)
+        elif hasattr(exc, "add_note"):
+            exc.add_note(f"raised in {context}")
+        raise

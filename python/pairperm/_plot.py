@@ -14,10 +14,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ._formatting import SUM_DRAWN_AS
 from ._metrics import is_summed, prefers_lower
-from ._results import SUM_DRAWN_AS
-from ._systems import _ADJUSTED_NAMES, _is_dataframe
-from ._validation import ALTERNATIVES, check_probability
+from ._multipletests import ADJUSTED_NAMES
+from ._validation import ALTERNATIVES, check_probability, is_dataframe
 
 __all__ = ["plot_differences", "plot_distribution", "plot_result", "plot_pvalue_matrix"]
 
@@ -474,7 +474,7 @@ LEGEND_HANDLE_WIDTH = 3.5
 
 def _table_records(table: Any, func: str) -> list:
     """The rows of a comparison table as a list of mappings (DataFrame rows or records)."""
-    if _is_dataframe(table):
+    if is_dataframe(table):
         return list(table.to_dict(orient="records"))
     if isinstance(table, Mapping) or isinstance(table, (str, bytes)):
         raise ValueError(f"{func}: table must be a pandas DataFrame or a sequence of rows (mappings); "
@@ -603,15 +603,17 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     func = "plot_differences"
-    comparison = _comparison_of(table)
-    if comparison is not None:
-        table = [r._asdict() for r in comparison.rows]
-        alpha = comparison.alpha if alpha is None else alpha
-        baseline = comparison.baseline if baseline is None else baseline
-        metric = {t.name: t.metric for t in comparison.tasks} if metric is None else metric
+    # A comparison of several tasks describes itself: its long table and what its rows mean.
+    describe = getattr(table, "difference_table", None)
+    if callable(describe):
+        given = describe()
+        table = given["rows"]
+        alpha = given["alpha"] if alpha is None else alpha
+        baseline = given["baseline"] if baseline is None else baseline
+        metric = given["metrics"] if metric is None else metric
         if correction is None:
-            correction = "none" if comparison.correction is None else comparison.correction
-        confidence_level = comparison.confidence_level if confidence_level is None else confidence_level
+            correction = "none" if given["correction"] is None else given["correction"]
+        confidence_level = given["confidence_level"] if confidence_level is None else confidence_level
     level = check_probability(0.05 if alpha is None else alpha, "alpha", func)
     assert level is not None
     alpha = level
@@ -661,7 +663,7 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
         cells[system, task] = (diff, low, high, pval <= alpha)
     if not cells:
         raise ValueError(f"{func}: no row of the table compares a system with {base!r}")
-    metrics = _task_metrics(records, metric, tasks, func)
+    metrics = task_metrics(records, metric, tasks, func)
     if lower_is_better is None:
         lower_is_better = all(prefers_lower(metrics[t]) for t in tasks)
 
@@ -766,14 +768,9 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     return np.array(axes, dtype=object)
 
 
-def _comparison_of(table: Any) -> Any:
-    """`table` when it is a MultiTaskComparison, else None."""
-    from ._tasks import MultiTaskComparison
-
-    return table if isinstance(table, MultiTaskComparison) else None
 
 
-def _task_metrics(records: list, metric: Any, tasks: list, func: str) -> dict:
+def task_metrics(records: list, metric: Any, tasks: list, func: str) -> dict:
     """task -> its metric's name (None: unknown), from `metric` or else the table's column."""
     found: dict = {}
     for r in records:
@@ -813,7 +810,7 @@ def _significance_labels(alpha: float, adjusted: bool, correction: Optional[str]
     elif correction is None:
         p = "adjusted p"
     else:
-        p = f"{_ADJUSTED_NAMES[correction]} p"
+        p = f"{ADJUSTED_NAMES[correction]} p"
     return f"{p} > {alpha:g}", f"{p} <= {alpha:g}"
 
 

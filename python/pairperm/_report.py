@@ -11,8 +11,9 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ._formatting import decimals_for, format_value, is_finite_number, latex_escape, markdown_escape
 from ._metrics import prefers_lower
-from ._systems import _latex_escape, _markdown_escape
+from ._multipletests import CORRECTED_WORDS
 
 __all__ = ["TaskReport"]
 
@@ -26,8 +27,6 @@ LATEX_LAYOUTS = ("auto", "wide", "tall")
 WIDE_MAX_TASKS = 4
 WIDE_MAX_TASKS_BARE = 8
 
-_CORRECTION_WORDS = {None: "uncorrected", "holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
-                     "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted"}
 
 
 @dataclass(frozen=True)
@@ -104,12 +103,12 @@ class TaskReport:
             compared_pairs[r.task].add(frozenset((r.system_a, r.system_b)))
         for t in comparison.tasks:
             lower = prefers_lower(t.metric)
-            finite = [(v, k) for k, v in enumerate(t.metric_values) if _finite(v)]
+            finite = [(v, k) for k, v in enumerate(t.metric_values) if is_finite_number(v)]
             best_value = (min if lower else max)(v for v, _ in finite) if finite else None
             best_index = next((k for v, k in finite if v == best_value), None)
             ref = base if base is not None else (t.systems[best_index] if best_index is not None else None)
             wins = comparison.task(t.name).wins()
-            places.append(decimals if decimals is not None else _decimals(t.metric_values))
+            places.append(decimals if decimals is not None else decimals_for(t.metric_values))
             for k, (name, v) in enumerate(zip(t.systems, t.metric_values)):
                 low, high = t.system_intervals[k] if t.system_intervals else (math.nan, math.nan)
                 compared = ref is None or name == ref or frozenset((name, ref)) in compared_pairs[t.name]
@@ -132,7 +131,7 @@ class TaskReport:
         return format_value(v, places)
 
     def _interval_text(self, cell: TaskCell, places: int) -> str:
-        if not self.intervals or not (_finite(cell.ci_low) and _finite(cell.ci_high)):
+        if not self.intervals or not (is_finite_number(cell.ci_low) and is_finite_number(cell.ci_high)):
             return ""
         return f" [{cell.ci_low:.{places}f}, {cell.ci_high:.{places}f}]"
 
@@ -148,8 +147,9 @@ class TaskReport:
         scope = "within each task" if self.correction_scope == "task" else "over all pairs of all tasks"
         side = {"two-sided": "two-sided", "greater": "one-sided (A better)", "less": "one-sided (A worse)"}
         metric = f"{self.metrics[0]} on every task; " if len(set(self.metrics)) == 1 else ""
+        corrected = "uncorrected" if self.correction is None else CORRECTED_WORDS[self.correction]
         text = (f"{metric}+ / -: significantly better / worse than {ref} ({side[self.alternative]} tests, "
-                f"{_CORRECTION_WORDS[self.correction]} {scope}, p <= {self.alpha:g}); best value in bold")
+                f"{corrected} {scope}, p <= {self.alpha:g}); best value in bold")
         if self.intervals and self.confidence_level is not None:
             text += f"; [low, high]: {self.confidence_level:.0%} bootstrap interval of the system's metric"
         return text + "."
@@ -158,10 +158,10 @@ class TaskReport:
 
     def to_markdown(self) -> str:
         """A Markdown table, the rule of the marks below it."""
-        head = ["system"] + [_markdown_escape(h) for h in self._headers()]
+        head = ["system"] + [markdown_escape(h) for h in self._headers()]
         lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(self.tasks) + "|"]
         for s in self.systems:
-            row = [_markdown_escape(s)]
+            row = [markdown_escape(s)]
             for t, places in zip(self.tasks, self.decimals):
                 cell = self.cells.get((s, t))
                 if cell is None:
@@ -177,7 +177,7 @@ class TaskReport:
                     text += _SUPERSCRIPT[cell.mark]
                 row.append(text)
             lines.append("| " + " | ".join(row) + " |")
-        caption = _markdown_escape(self.caption()).replace("+ / -", f"{_SUPERSCRIPT['+']} / {_SUPERSCRIPT['-']}", 1)
+        caption = markdown_escape(self.caption()).replace("+ / -", f"{_SUPERSCRIPT['+']} / {_SUPERSCRIPT['-']}", 1)
         return "\n".join(lines) + "\n\n" + caption + "\n"
 
     def to_latex(self, layout: str = "auto") -> str:
@@ -205,13 +205,13 @@ class TaskReport:
             fit = WIDE_MAX_TASKS if self._shows_intervals() else WIDE_MAX_TASKS_BARE
             layout = "wide" if len(self.tasks) <= fit or len(self.systems) > len(self.tasks) else "tall"
         body = self._latex_wide() if layout == "wide" else self._latex_tall()
-        caption = _latex_escape(self.caption()).replace("p <= ", "$p \\leq$ ").replace("+ / -", "$^{+}$ / $^{-}$")
+        caption = latex_escape(self.caption()).replace("p <= ", "$p \\leq$ ").replace("+ / -", "$^{+}$ / $^{-}$")
         lines = [r"\begin{table}[t]", r"\centering", *body, r"\bottomrule", r"\end{tabular}",
                  rf"\caption{{{caption}}}", r"\end{table}"]
         return "\n".join(lines) + "\n"
 
     def _shows_intervals(self) -> bool:
-        return self.intervals and any(_finite(c.ci_low) and _finite(c.ci_high) for c in self.cells.values())
+        return self.intervals and any(is_finite_number(c.ci_low) and is_finite_number(c.ci_high) for c in self.cells.values())
 
     def _latex_value(self, cell: TaskCell, places: int) -> str:
         text = self._number(cell.value, places)
@@ -228,9 +228,9 @@ class TaskReport:
     def _latex_wide(self) -> list:
         """Head and rows of the table with a row per system."""
         lines = [r"\begin{tabular}{l" + "r" * len(self.tasks) + "}", r"\toprule",
-                 "System & " + " & ".join(_latex_escape(h) for h in self._headers()) + r" \\", r"\midrule"]
+                 "System & " + " & ".join(latex_escape(h) for h in self._headers()) + r" \\", r"\midrule"]
         for s in self.systems:
-            row = [_latex_escape(s)]
+            row = [latex_escape(s)]
             for t, places in zip(self.tasks, self.decimals):
                 cell = self.cells.get((s, t))
                 if cell is None:
@@ -247,10 +247,10 @@ class TaskReport:
     def _latex_tall(self) -> list:
         """Head and rows of the table with a row per task, its intervals on a row below."""
         lines = [r"\begin{tabular}{l" + "r" * len(self.systems) + "}", r"\toprule",
-                 "Task & " + " & ".join(_latex_escape(s) for s in self.systems) + r" \\", r"\midrule"]
+                 "Task & " + " & ".join(latex_escape(s) for s in self.systems) + r" \\", r"\midrule"]
         stacked = self._shows_intervals()
         for k, (t, header, places) in enumerate(zip(self.tasks, self._headers(), self.decimals)):
-            values, intervals = [_latex_escape(header)], [""]
+            values, intervals = [latex_escape(header)], [""]
             for s in self.systems:
                 cell = self.cells.get((s, t))
                 if cell is None:
@@ -308,8 +308,8 @@ class TaskReport:
             "systems": list(self.systems),
             # Standard JSON: no interval is null, not NaN.
             "cells": [{"system": s, "task": t, "metric": c.value,
-                       "ci_low": c.ci_low if _finite(c.ci_low) else None,
-                       "ci_high": c.ci_high if _finite(c.ci_high) else None,
+                       "ci_low": c.ci_low if is_finite_number(c.ci_low) else None,
+                       "ci_high": c.ci_high if is_finite_number(c.ci_high) else None,
                        "best": c.best, "mark": c.mark} for (s, t), c in self.cells.items()],
         }
 
@@ -318,23 +318,3 @@ class TaskReport:
 
     def __str__(self) -> str:
         return self.to_markdown()
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and math.isfinite(v)
-
-
-def format_value(v: Any, places: int) -> str:
-    """A metric value in a report: integers whole, floats with `places` decimals."""
-    if isinstance(v, numbers.Integral) or not _finite(v):
-        return str(v)
-    return f"{v:.{places}f}"
-
-
-def _decimals(values: tuple) -> int:
-    """Decimals giving three significant digits of the task's largest value (integer values
-    themselves are printed whole; this is for their intervals)."""
-    finite = [abs(float(v)) for v in values if _finite(v)]
-    if not finite or max(finite) == 0:
-        return 3
-    return max(0, 2 - math.floor(math.log10(max(finite))))

@@ -16,6 +16,8 @@ from typing import Any, Callable, ClassVar, NamedTuple, Optional, Union
 
 import numpy as np
 
+from ._formatting import SUM_DRAWN_AS, short_repr
+
 __all__ = [
     "BootstrapTestResult",
     "ConfidenceInterval",
@@ -33,14 +35,6 @@ class ConfidenceInterval(NamedTuple):
 
     low: float
     high: float
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    if isinstance(v, tuple):
-        return "(" + ", ".join(_fmt(x) for x in v) + ")"
-    return repr(v)
 
 
 def _plain(v: Any) -> Any:
@@ -111,7 +105,7 @@ class _Result:
                 continue
             if name == "log_pvalue_ci" and min(getattr(self, "pvalue_ci", None) or (0.0,)) >= 1e-300:
                 continue
-            parts.append(f"{name}={_fmt(v)}")
+            parts.append(f"{name}={short_repr(v)}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     # Why a result without a difference of two systems' metrics has no interval.
@@ -159,10 +153,6 @@ class _Result:
                 continue
             out[f.name] = _plain(v)
         return out
-
-
-# How a plot names the permutation sum S: its symbol, the x axis, and a value of it.
-SUM_DRAWN_AS = ("S", "S (summed local effects)", "s")
 
 
 class _WithNull:

@@ -11,11 +11,16 @@ from typing import Any, Optional, TextIO, Union
 
 import numpy as np
 
+from ._comparison import SystemPair, SystemsComparison
 from ._files import FORMATS as FORMATS_IN
 from ._files import read_scores, read_table
+from ._inputs import LONG_COLUMNS
 from ._metrics import METRICS
-from ._systems import CORRECTIONS, SystemPair, SystemsComparison, compare_systems
-from ._tasks import LONG_COLUMNS, SCOPES, MultiTaskComparison, TaskPair
+from ._multipletests import CORRECTIONS
+from ._multitask import MultiTaskComparison, TaskPair
+from ._plot import save_figure
+from ._systems import compare_systems
+from ._tasks import SCOPES
 from ._validation import ALTERNATIVES, check_unique_labels, id_column_reason
 
 FORMATS = ("table", "json", "csv", "latex", "markdown")
@@ -218,7 +223,5 @@ def save_comparison_plot(res: Union[SystemsComparison, MultiTaskComparison], pat
     """Write :meth:`SystemsComparison.plot`'s figure (several tasks:
     :meth:`MultiTaskComparison.plot_differences`); the notice goes to stderr, leaving stdout to
     the report (which may be JSON or CSV)."""
-    from ._plot import save_figure
-
     draw = (lambda: res.plot_differences()[0]) if isinstance(res, MultiTaskComparison) else res.plot
     save_figure(draw, path, sys.stderr)

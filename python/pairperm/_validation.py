@@ -451,3 +451,8 @@ def id_column_reason(name: Any, values: Any) -> Optional[str]:
     if start in (0, 1) and int(arr[-1]) == start + n - 1 and bool(np.all(np.diff(arr) == 1)):
         return f"its values count {start}, {start + 1}, ..., {start + n - 1} like row numbers"
     return None
+
+
+def is_dataframe(x: Any) -> bool:
+    """A pandas DataFrame (recognised without importing pandas)."""
+    return type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "columns") and hasattr(x, "iloc")

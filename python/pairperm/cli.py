@@ -16,6 +16,7 @@ from ._errors import PrecisionWarning
 from ._f1 import f1_test, read_f1_file
 from ._files import read_table
 from ._permutation import TEST_METHODS, permutation_test
+from ._plot import plot_result, save_figure
 from ._systems_cli import add_compare_parser, add_input_options, read_by_id, reads_by_id, run_compare, whole_number
 from ._validation import ALTERNATIVES
 from ._version import __version__
@@ -47,8 +48,6 @@ PLOT_LOG_BELOW = 1e-4
 
 def save_plot(result, path: Path, out=None) -> None:
     """Write the figure of an exact result (null pmf, observed statistic, rejection region)."""
-    from ._plot import plot_result, save_figure
-
     save_figure(lambda: plot_result(result, log=result.pvalue < PLOT_LOG_BELOW), path, out or sys.stdout)
 
 
