@@ -14,7 +14,9 @@ from typing import Any, Literal, Optional
 
 import numpy as np
 
-from . import _core, _runner
+import pairperm._core as _core
+
+from . import _runner
 from ._difference import OrderEffect
 from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError

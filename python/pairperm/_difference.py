@@ -24,7 +24,8 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._intervals import differences_interval, tail_level
 from ._resampling import bootstrap_intervals
 from ._results import ConfidenceInterval, instance_maker

@@ -14,7 +14,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._distribution import Distribution, MultiDistribution
 from ._units import ScoreRoundoff, read_groups, unit_sums
 from ._validation import as_int_array, as_score_pair, check_paired_index, check_same_length, name_too_large

@@ -9,7 +9,7 @@ import warnings
 from types import FrameType
 from typing import Iterator, Optional
 
-from . import _core
+import pairperm._core as _core
 
 __all__ = ["PrecisionWarning", "SupportTooLargeError", "warn_caller"]
 

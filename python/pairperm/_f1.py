@@ -19,7 +19,8 @@ from typing import Any, Literal, Optional
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._difference import BootstrapEffect
 from ._effects import LocalEffects
 from ._files import read_table

@@ -19,7 +19,8 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._errors import SupportTooLargeError
 from ._realvalued import REAL_MAX_EXACT
 from ._results import ConfidenceInterval

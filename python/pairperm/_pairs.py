@@ -12,7 +12,9 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core, _runner
+import pairperm._core as _core
+
+from . import _runner
 from ._classic import discordant_counts
 from ._compare import _is_integral, compare
 from ._errors import errors_naming

@@ -6,7 +6,9 @@ from typing import Any, Literal, Optional, Union
 
 import numpy as np
 
-from . import _core, _runner
+import pairperm._core as _core
+
+from . import _runner
 from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._errors import SupportTooLargeError
 from ._stats import clopper_pearson
 

@@ -20,7 +20,8 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._errors import SupportTooLargeError
 from ._metrics import METRICS, check_counts, check_statistics_shape, metric_named, statistics_by_name
 from ._sampling import block_seed, monte_carlo_options

@@ -15,7 +15,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError, warn_caller
 from ._results import MonteCarloTestResult, PermutationTestResult, instance_maker

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
 
 __all__ = ["Progress", "as_task", "collect", "daemon_pool", "n_workers", "tiles"]
 

@@ -30,7 +30,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._effects import LocalEffects
 from ._errors import warn_caller
 from ._realvalued import MAX_ROUNDS, TARGET_RELATIVE_HALF_WIDTH

@@ -14,7 +14,8 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._realvalued import real_sum_pvalue

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
 
 
 def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

@@ -18,7 +18,8 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from . import _core
+import pairperm._core as _core
+
 from ._validation import check_paired_index
 
 __all__ = ["PairedUnits", "ScoreRoundoff", "Units", "paired_scores", "read_groups", "sample_sums", "unit_sums"]
