@@ -27,11 +27,11 @@ REPO = Path(__file__).resolve().parent.parent
 # Each snippet reads the file named by argv[1] into columns; imports happen before the clock starts.
 READERS = {
     "pairperm read_table": (
-        "import pandas\nfrom pairperm._files import read_table",
+        "import pandas\nfrom pairperm._tables import read_table",
         "t = read_table(path, widths=(2,)); x, y = t.columns",
     ),
     "pairperm read_table, NumPy only": (
-        "import sys; sys.modules['pandas'] = None\nfrom pairperm._files import read_table",
+        "import sys; sys.modules['pandas'] = None\nfrom pairperm._tables import read_table",
         "t = read_table(path, widths=(2,)); x, y = t.columns",
     ),
     "numpy.loadtxt": ("import numpy as np", "a = np.loadtxt(path, delimiter=',', dtype=np.int64)"),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm._files import read_table
+from pairperm._tables import read_table
 from pairperm.cli import main
 from reference import brute_force_pvalue
 from synthetic import misaligned
@@ -165,7 +165,7 @@ def test_compare_table_with_an_id_column(tmp_path, capsys):
 def test_reading_a_table_holds_less_than_three_times_the_file(tmp_path):
     import tracemalloc
 
-    from pairperm._files import read_table
+    from pairperm._tables import read_table
 
     rng = np.random.default_rng(0)
     n = 600_000

@@ -18,7 +18,7 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 import pairperm  # noqa: E402
-from pairperm import _plot  # noqa: E402
+from pairperm import _plot, _plot_systems  # noqa: E402
 from pairperm.datasets import stanza_pos_like  # noqa: E402
 from reference import brute_force_counts  # noqa: E402
 
@@ -341,7 +341,7 @@ def test_systems_plot_of_many_systems_marks_dots_and_orders_by_metric():
     res = pairperm.compare_systems(systems, metric="sum")
     ax = res.plot(order="score")
     assert not ax.texts  # past 15 systems: dots, and the title names the dot, not a star
-    assert ax.get_title() == f"pairwise p-values ({_plot.SIGNIFICANT_DOT} Holm-adjusted p <= 0.05)"
+    assert ax.get_title() == f"pairwise p-values ({_plot_systems.SIGNIFICANT_DOT} Holm-adjusted p <= 0.05)"
     ranked = sorted(range(len(res.names)), key=lambda i: -res.metric_values[i])
     assert [t.get_text() for t in ax.get_yticklabels()] == [res.names[i] for i in ranked]
     ax = res.plot(cell_labels=True)
@@ -422,14 +422,14 @@ def test_pvalue_matrix_of_many_systems_marks_cells_with_dots_not_numbers():
     for side in (5, 2):
         ax = pairperm.plot_pvalue_matrix(p, names, ax=plt.subplots(figsize=(side, side))[1])
         size = row_points(ax, n)
-        assert size < _plot.TICK_POINTS[1] and {t.get_fontsize() for t in ax.get_yticklabels()} == {size}
+        assert size < _plot_systems.TICK_POINTS[1] and {t.get_fontsize() for t in ax.get_yticklabels()} == {size}
 
 
 def row_points(ax, n):
     """Font size that fits one tick label per row of the axes, within the legible range."""
     row = ax.get_position().height * ax.figure.get_figheight() * 72 / n
-    low, high = _plot.TICK_POINTS
-    return min(high, max(low, _plot.TICK_FILL * row))
+    low, high = _plot_systems.TICK_POINTS
+    return min(high, max(low, _plot_systems.TICK_FILL * row))
 
 
 def test_pvalue_matrix_cell_labels_can_be_chosen():

@@ -18,7 +18,8 @@ from ._montecarlo import monte_carlo_test
 from ._multipletests import multipletests
 from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
-from ._plot import plot_differences, plot_distribution, plot_pvalue_matrix, plot_result
+from ._plot import plot_distribution, plot_result
+from ._plot_systems import plot_differences, plot_pvalue_matrix
 from ._report import TaskReport
 from ._resampling import BootstrapIntervals, bootstrap_intervals
 from ._results import (

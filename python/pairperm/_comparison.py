@@ -330,7 +330,7 @@ class SystemsComparison:
         >>> ax.get_title()
         'pairwise p-values (* Holm-adjusted p <= 0.05)'
         """
-        from ._plot import SIGNIFICANT_DOT, plot_pvalue_matrix, pvalue_matrix_title
+        from ._plot_systems import SIGNIFICANT_DOT, plot_pvalue_matrix, pvalue_matrix_title
 
         level = self.alpha if alpha is None else float(alpha)
         if not 0 < level < 1:

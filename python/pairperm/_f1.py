@@ -23,12 +23,12 @@ import pairperm._core as _core
 
 from ._difference import BootstrapEffect
 from ._effects import LocalEffects
-from ._files import read_table
 from ._metrics import ratio_from_sums, statistics_by_name
 from ._results import PermutationTestResult
 from ._runner import run
 from ._sampling import monte_carlo_options
 from ._statistics import RatioStatistic
+from ._tables import read_table
 from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,

@@ -257,7 +257,7 @@ class MultiTaskComparison:
         :func:`pairperm.plot_differences` (default baseline: the comparison's; significance from
         ``pvalue_adjusted`` at the comparison's alpha; each task's metric on its axis and the
         correction and confidence level in the legend)."""
-        from ._plot import plot_differences
+        from ._plot_systems import plot_differences
 
         base = baseline if baseline is not None else self.baseline
         return plot_differences(self, baseline=base, ax=ax, **kwargs)

@@ -13,13 +13,14 @@ import numpy as np
 
 from ._comparison import SystemPair, SystemsComparison
 from ._files import FORMATS as FORMATS_IN
-from ._files import read_scores, read_table
+from ._files import read_scores
 from ._inputs import LONG_COLUMNS
 from ._metrics import METRICS
 from ._multipletests import CORRECTIONS
 from ._multitask import MultiTaskComparison, TaskPair
 from ._plot import save_figure
 from ._systems import compare_systems
+from ._tables import read_table
 from ._tasks import SCOPES
 from ._validation import ALTERNATIVES, check_unique_labels, id_column_reason
 

@@ -14,10 +14,10 @@ import numpy as np
 
 from ._errors import PrecisionWarning
 from ._f1 import f1_test, read_f1_file
-from ._files import read_table
 from ._permutation import TEST_METHODS, permutation_test
 from ._plot import plot_result, save_figure
 from ._systems_cli import add_compare_parser, add_input_options, read_by_id, reads_by_id, run_compare, whole_number
+from ._tables import read_table
 from ._validation import ALTERNATIVES
 from ._version import __version__
 from .datasets import stanza_pos_like
