@@ -17,7 +17,7 @@ import numpy as np
 from ._difference import BootstrapEffect
 from ._errors import SupportTooLargeError
 from ._metrics import check_counts, statistics_pair
-from ._resampling import _MAX_DISTRIBUTION_BYTES, _metric_function, _resampled, percentiles
+from ._resampling import _MAX_DISTRIBUTION_BYTES, _metric_function, _resampled, check_f_options, percentiles
 from ._results import BootstrapTestResult
 from ._sampling import monte_carlo_options
 from ._units import read_groups, unit_sums
@@ -58,10 +58,7 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
     n = check_same_length(xa, ya, "x", "y", func)
     if n == 0:
         raise ValueError(f"{func}: x and y are empty; the bootstrap needs at least one entry")
-    if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and math.isfinite(beta) and beta >= 0):
-        raise ValueError(f"{func}: beta must be a finite number >= 0; got {beta!r}")
-    if not (isinstance(zero_division, (int, float)) and not isinstance(zero_division, bool) and 0 <= zero_division <= 1):
-        raise ValueError(f"{func}: zero_division must be a number in [0, 1]; got {zero_division!r}")
+    check_f_options(beta, zero_division, func)
     name, fn = _metric_function(metric, xa.shape[1:], n, beta, zero_division, func)
     for arr_name, arr in (("x", xa), ("y", ya)):
         check_counts(arr, arr_name, name, func)
@@ -81,6 +78,26 @@ def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable,
     xa = unit_sums(np.column_stack([xa, ones]), units, "x", func)
     ya = unit_sums(np.column_stack([ya, ones]), units, "y", func)
     return xa, ya, lambda s: s[..., 0] / s[..., 1]
+
+
+def _both_systems(xa: np.ndarray, ya: np.ndarray, fn: Callable, func: str) -> tuple:
+    """(the (N, 2m) statistics of both systems side by side, the difference of their metrics on
+    a block of summed statistics, each system's metric on the full data)."""
+    n = len(xa)
+    stat_shape = xa.shape[1:]
+    m = int(np.prod(stat_shape, dtype=np.int64))
+    stats = np.concatenate([xa.reshape(n, m), ya.reshape(n, m)], axis=1).astype(np.float64)
+
+    def deltas(sums: np.ndarray) -> np.ndarray:
+        k = len(sums)
+        sa = sums[:, :m].reshape((k,) + stat_shape)
+        sb = sums[:, m:].reshape((k,) + stat_shape)
+        return apply_vectorised(fn, sa, k, func, "metric") - apply_vectorised(fn, sb, k, func, "metric")
+
+    full = stats.sum(axis=0, keepdims=True)
+    metric_a = float(apply_vectorised(fn, full[:, :m].reshape((1,) + stat_shape), 1, func, "metric")[0])
+    metric_b = float(apply_vectorised(fn, full[:, m:].reshape((1,) + stat_shape), 1, func, "metric")[0])
+    return stats, deltas, metric_a, metric_b
 
 
 def _resamples_cannot_vary(xa: np.ndarray, ya: np.ndarray, stats: np.ndarray, metric: str) -> bool:
@@ -196,24 +213,10 @@ def bootstrap_test(
     func = "bootstrap_test"
     xa, ya, name, fn, opts = _bootstrap_test_iv(x, y, metric, n_resamples, rng, alternative, confidence_level, beta,
                                                 zero_division, n_jobs, groups)
-    n = len(xa)
-    stat_shape = xa.shape[1:]
-    m = int(np.prod(stat_shape, dtype=np.int64))
-    stats = np.concatenate([xa.reshape(n, m), ya.reshape(n, m)], axis=1).astype(np.float64)
-
-    def deltas(sums: np.ndarray) -> np.ndarray:
-        k = len(sums)
-        sa = sums[:, :m].reshape((k,) + stat_shape)
-        sb = sums[:, m:].reshape((k,) + stat_shape)
-        return apply_vectorised(fn, sa, k, func, "metric") - apply_vectorised(fn, sb, k, func, "metric")
-
-    full = stats.sum(axis=0, keepdims=True)
-    metric_a = float(apply_vectorised(fn, full[:, :m].reshape((1,) + stat_shape), 1, func, "metric")[0])
-    metric_b = float(apply_vectorised(fn, full[:, m:].reshape((1,) + stat_shape), 1, func, "metric")[0])
+    stats, deltas, metric_a, metric_b = _both_systems(xa, ya, fn, func)
     delta = metric_a - metric_b
     if not math.isfinite(delta):
         raise ValueError(f"{func}: the metric is not finite on the full data ({metric_a}, {metric_b})")
-
     k_total = opts.n_resamples
     if delta != 0 and _resamples_cannot_vary(xa, ya, stats, name):
         raise ValueError(

@@ -224,6 +224,16 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
             cell = ax.get_position().height * ax.figure.get_figheight() * 72.0 / n
             ax.scatter(cols, rows, s=(0.3 * cell) ** 2, marker="o", linewidths=0,
                        c=np.where(dark[rows, cols], "white", "black"))
+    _label_matrix(ax, names)
+    ax.set_title(pvalue_matrix_title(f"{'*' if labelled else SIGNIFICANT_DOT} p < {alpha:g}",
+                                     None if task is None else str(task)))
+    ax.pairperm_order = drawn
+    return ax
+
+
+def _label_matrix(ax: Any, names: list) -> None:
+    """The systems along both axes of a matrix, in a font that fits their rows."""
+    n = len(names)
     points = _tick_points(ax, n)
     ax.set_xticks(range(n))
     if n > MAX_CELL_LABELS:
@@ -234,10 +244,6 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
     ax.set_yticklabels(names, fontsize=points)
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(n - 0.5, -0.5)
-    ax.set_title(pvalue_matrix_title(f"{'*' if labelled else SIGNIFICANT_DOT} p < {alpha:g}",
-                                     None if task is None else str(task)))
-    ax.pairperm_order = drawn
-    return ax
 
 
 # Columns plot_differences reads from a comparison table (one row per pair and task).
@@ -355,22 +361,11 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
 
     Notes
     -----
-    The layout is a grid of small multiples: one panel per task, with the systems as
-    rows in the same order on every panel (best mean difference over the tasks at the
-    top) and the difference on the x axis, with a line at zero (the baseline). At 30
-    systems and 12 tasks that is 360 intervals; drawn in one panel with a colour per task
-    they overlap and twelve colours cannot be told apart, while a panel per task keeps
-    each interval on its own row, gives each task its own x scale (metrics of different
-    tasks differ in scale) and lets one read a system across tasks along its row
-    (alternate rows are shaded) and a task down its panel. The mean that orders the
-    systems is over the tasks a system has, in the units of each task.
-
-    The markers and the intervals answer different questions. A marker is filled when
-    the pair's p-value, adjusted for the multiple comparisons, is at most alpha; each
-    interval is marginal, at its own level, not adjusted for multiplicity (as
-    :func:`pairperm.compare_systems` makes them). So an interval that excludes 0 can sit
-    beside an open marker; the legend says which p-value and which intervals are drawn
-    (the intervals of any table are taken as not adjusted).
+    A panel per task (its own x scale), the systems as rows in the same order on every panel
+    (best mean difference over the tasks at the top). A marker is filled when the pair's
+    adjusted p-value is at most alpha; each interval is marginal, not adjusted for
+    multiplicity, so an interval off 0 may sit beside an open marker (see the user guide's
+    figures page).
 
     Examples
     --------
@@ -390,7 +385,37 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     func = "plot_differences"
-    # A comparison of several tasks describes itself: its long table and what its rows mean.
+    records, alpha, baseline, metric, correction, confidence_level = _difference_options(
+        table, alpha, baseline, metric, correction, confidence_level, func)
+    p_column = "pvalue_adjusted" if adjusted else "pvalue"
+    base = _baseline_of(records, baseline, func)
+    tasks, cells = _difference_cells(records, base, p_column, alpha, func)
+    metrics = task_metrics(records, metric, tasks, func)
+    if lower_is_better is None:
+        lower_is_better = all(prefers_lower(metrics[t]) for t in tasks)
+    systems = list(dict.fromkeys(s for s, _ in cells))
+    mean = np.array([np.mean([cells[s, t][0] for t in tasks if (s, t) in cells]) for s in systems])
+    # Stable sort: systems with equal means keep the table's order.
+    systems = [systems[i] for i in np.argsort(mean if lower_is_better else -mean, kind="stable")]
+    fig, axes, bottom, left = _difference_axes(ax, len(tasks), len(systems), columns, func)
+    points = _tick_points(axes[0], len(systems))
+    labels = {t: _difference_label(base, metrics[t]) for t in tasks}
+    if len(set(labels.values())) > 1:  # one label a metric: every panel names its own
+        bottom = [True] * len(tasks)
+    marks = _significance_labels(alpha, adjusted, correction)
+    for k, (panel, task) in enumerate(zip(axes, tasks)):
+        _draw_differences(panel, task, systems, cells, marks)
+        # Panels of one figure share the y axis (and its labels): label it once, show it leftmost.
+        _label_panel(panel, str(task) if task is not None else "", systems, points,
+                     labels[task] if bottom[k] else None, None if fig is None or k == 0 else left[k])
+    _difference_legend(fig, axes, marks, cells, confidence_level)
+    return np.array(axes, dtype=object)
+
+
+def _difference_options(table: Any, alpha: Any, baseline: Any, metric: Any, correction: Any, confidence_level: Any,
+                        func: str) -> tuple:
+    """(the table's rows, alpha, baseline, metric, correction, confidence level): from a
+    comparison of several tasks, which describes itself, where the arguments leave them open."""
     describe = getattr(table, "difference_table", None)
     if callable(describe):
         given = describe()
@@ -402,8 +427,6 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
             correction = "none" if given["correction"] is None else given["correction"]
         confidence_level = given["confidence_level"] if confidence_level is None else confidence_level
     level = check_probability(0.05 if alpha is None else alpha, "alpha", func)
-    assert level is not None
-    alpha = level
     if correction not in CORRECTION_NAMES:
         raise ValueError(f"{func}: correction must be one of {', '.join(map(repr, CORRECTION_NAMES))}; "
                          f"got {correction!r}")
@@ -411,16 +434,19 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
     records = _table_records(table, func)
     if not records:
         raise ValueError(f"{func}: the table has no rows")
-    p_column = "pvalue_adjusted" if adjusted else "pvalue"
+    return records, level, baseline, metric, correction, confidence_level
+
+
+def _difference_cells(records: list, base: str, p_column: str, alpha: float, func: str) -> tuple[list, dict]:
+    """(the tasks in order of first appearance, {(system, task): (difference, ci_low, ci_high,
+    significant)}) of the rows against `base`, each as system minus baseline."""
     needed = (*DIFFERENCE_COLUMNS, p_column)
     missing = [c for c in needed if any(c not in r for r in records)]
     if missing:
         raise ValueError(f"{func}: the table lacks column{'s' if len(missing) > 1 else ''} "
                          f"{', '.join(map(repr, missing))} (needs {', '.join(needed)})")
-    base = _baseline_of(records, baseline, func)
-
-    tasks: list = []  # in order of first appearance
-    cells: dict = {}  # (system, task) -> (difference, ci_low, ci_high, significant)
+    tasks: list = []
+    cells: dict = {}
     for k, r in enumerate(records):
         a, b = str(r["system_a"]), str(r["system_b"])
         if base not in (a, b):
@@ -450,109 +476,106 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
         cells[system, task] = (diff, low, high, pval <= alpha)
     if not cells:
         raise ValueError(f"{func}: no row of the table compares a system with {base!r}")
-    metrics = task_metrics(records, metric, tasks, func)
-    if lower_is_better is None:
-        lower_is_better = all(prefers_lower(metrics[t]) for t in tasks)
+    return tasks, cells
 
-    systems = list(dict.fromkeys(s for s, _ in cells))
-    mean = np.array([np.mean([cells[s, t][0] for t in tasks if (s, t) in cells]) for s in systems])
-    # Stable sort: systems with equal means keep the table's order.
-    systems = [systems[i] for i in np.argsort(mean if lower_is_better else -mean, kind="stable")]
-    row = {s: k for k, s in enumerate(systems)}
-    n = len(systems)
 
+def _difference_axes(ax: Any, n_tasks: int, n_systems: int, columns: Any, func: str) -> tuple:
+    """(the figure made here or None, one Axes per task, whether each is in the bottom row, and
+    in the left column)."""
     if columns is not None and (isinstance(columns, bool) or not isinstance(columns, numbers.Integral) or columns < 1):
         raise ValueError(f"{func}: columns must be a positive integer; got {columns!r}")
-    if ax is None:
-        per_row = int(columns) if columns else math.ceil(len(tasks) / math.ceil(len(tasks) / MAX_PANEL_COLUMNS))
-        grid_rows = math.ceil(len(tasks) / per_row)
-        height = min(MAX_FIGURE_INCHES, 1.2 + max(2.6, 0.2 * n) * grid_rows)
-        own_figure = True
-        fig, grid = pyplot().subplots(grid_rows, per_row, sharey=True, squeeze=False, layout="constrained",
-                                       figsize=(min(MAX_FIGURE_INCHES, 1.6 + 2.1 * per_row), height))
-        for spare in grid.flat[len(tasks):]:
-            spare.remove()
-        axes = list(grid.flat[:len(tasks)])
-        bottom = [k + per_row >= len(tasks) for k in range(len(tasks))]
-        left = [k % per_row == 0 for k in range(len(tasks))]
-    else:
+    if ax is not None:
         pyplot()
         axes = [ax] if hasattr(ax, "errorbar") else list(np.ravel(np.asarray(ax, dtype=object)))
-        if len(axes) != len(tasks):
-            raise ValueError(f"{func}: ax must be one Axes per task: {len(tasks)} tasks, {len(axes)} Axes given")
-        own_figure = False
-        bottom = left = [True] * len(tasks)
+        if len(axes) != n_tasks:
+            raise ValueError(f"{func}: ax must be one Axes per task: {n_tasks} tasks, {len(axes)} Axes given")
+        return None, axes, [True] * n_tasks, [True] * n_tasks
+    per_row = int(columns) if columns else math.ceil(n_tasks / math.ceil(n_tasks / MAX_PANEL_COLUMNS))
+    grid_rows = math.ceil(n_tasks / per_row)
+    height = min(MAX_FIGURE_INCHES, 1.2 + max(2.6, 0.2 * n_systems) * grid_rows)
+    fig, grid = pyplot().subplots(grid_rows, per_row, sharey=True, squeeze=False, layout="constrained",
+                                   figsize=(min(MAX_FIGURE_INCHES, 1.6 + 2.1 * per_row), height))
+    for spare in grid.flat[n_tasks:]:
+        spare.remove()
+    return (fig, list(grid.flat[:n_tasks]), [k + per_row >= n_tasks for k in range(n_tasks)],
+            [k % per_row == 0 for k in range(n_tasks)])
 
+
+def _draw_differences(panel: Any, task: Any, systems: list, cells: dict, marks: tuple[str, str]) -> None:
+    """One task's differences and intervals on its panel: significant ones dark and filled, the
+    others grey and open; one-sided intervals run to the panel's edge with an arrow."""
+    row = {s: k for k, s in enumerate(systems)}
+    for shaded in range(1, len(systems), 2):  # alternate rows shaded, to follow a system across panels
+        panel.axhspan(shaded - 0.5, shaded + 0.5, color="0.94", linewidth=0, zorder=0)
+    panel.axvline(0.0, color="0.3", linewidth=0.9, zorder=1)
+    styles = ((False, "0.6", "white", 1.0, marks[0]), (True, "black", "black", 1.4, marks[1]))
+    open_ended = []  # (rows, finite ends, side, colour, width) of one-sided intervals
+    for significant, colour, face, width, label in styles:
+        drawn = [(row[s], *cells[s, task][:3]) for s in systems if (s, task) in cells and cells[s, task][3] == significant]
+        if not drawn:
+            continue
+        at, centre, ci_low, ci_high = (np.array(v, dtype=np.float64) for v in zip(*drawn))
+        # Intervals as plain segments [ci_low, ci_high]: a percentile interval need not
+        # contain the point estimate, which errorbar's +- distances would require.
+        bounded = np.isfinite(ci_low) & np.isfinite(ci_high)
+        panel.hlines(at[bounded], ci_low[bounded], ci_high[bounded], colors=colour, linewidth=width, zorder=2)
+        panel.plot(centre, at, "o", color=colour, markerfacecolor=face, markersize=4.5, linestyle="none",
+                   label=label, zorder=3)
+        for side, ends, unbounded in ((1, ci_low, np.isposinf(ci_high)), (-1, ci_high, np.isneginf(ci_low))):
+            if unbounded.any():
+                # The finite end takes part in the x range; the other runs to the panel's edge.
+                panel.update_datalim(np.column_stack([ends[unbounded], at[unbounded]]))
+                open_ended.append((at[unbounded], ends[unbounded], side, colour, width))
+    if open_ended:
+        panel.autoscale_view()
+        edges = panel.get_xlim()
+        panel.set_xlim(edges)
+        for at, ends, side, colour, width in open_ended:
+            edge = edges[1] if side > 0 else edges[0]
+            panel.hlines(at, ends, edge, colors=colour, linewidth=width, zorder=2)
+            panel.plot(np.full(len(at), edge), at, ">" if side > 0 else "<", color=colour, markersize=5,
+                       linestyle="none", clip_on=False, zorder=3)
+
+
+def _label_panel(panel: Any, title: str, systems: list, points: float, xlabel: Optional[str],
+                 shared_left: Optional[bool]) -> None:
+    """A panel's title, its systems' rows (or, sharing the figure's y axis, whether it shows
+    their labels) and its x label where it has one."""
     from matplotlib.ticker import MaxNLocator
 
-    points = _tick_points(axes[0], n)
-    labels = {t: _difference_label(base, metrics[t]) for t in tasks}
-    if len(set(labels.values())) > 1:  # one label a metric: every panel names its own
-        bottom = [True] * len(tasks)
-    not_significant, significant_mark = _significance_labels(alpha, adjusted, correction)
-    # Significant: dark and filled; the others recede in grey, open.
-    styles = ((False, "0.6", "white", 1.0, not_significant), (True, "black", "black", 1.4, significant_mark))
-    for k, (panel, task) in enumerate(zip(axes, tasks)):
-        for shaded in range(1, n, 2):  # alternate rows shaded, to follow a system across panels
-            panel.axhspan(shaded - 0.5, shaded + 0.5, color="0.94", linewidth=0, zorder=0)
-        panel.axvline(0.0, color="0.3", linewidth=0.9, zorder=1)
-        open_ended = []  # (rows, finite ends, side, colour, width) of one-sided intervals
-        for significant, colour, face, width, label in styles:
-            drawn = [(row[s], *cells[s, task][:3]) for s in systems
-                     if (s, task) in cells and cells[s, task][3] == significant]
-            if not drawn:
-                continue
-            at, centre, ci_low, ci_high = (np.array(v, dtype=np.float64) for v in zip(*drawn))
-            # Intervals as plain segments [ci_low, ci_high]: a percentile interval need not
-            # contain the point estimate, which errorbar's +- distances would require.
-            bounded = np.isfinite(ci_low) & np.isfinite(ci_high)
-            panel.hlines(at[bounded], ci_low[bounded], ci_high[bounded], colors=colour, linewidth=width, zorder=2)
-            panel.plot(centre, at, "o", color=colour, markerfacecolor=face, markersize=4.5, linestyle="none",
-                       label=label, zorder=3)
-            for side, ends, unbounded in ((1, ci_low, np.isposinf(ci_high)), (-1, ci_high, np.isneginf(ci_low))):
-                if unbounded.any():
-                    # The finite end takes part in the x range; the other runs to the panel's edge.
-                    panel.update_datalim(np.column_stack([ends[unbounded], at[unbounded]]))
-                    open_ended.append((at[unbounded], ends[unbounded], side, colour, width))
-        if open_ended:
-            panel.autoscale_view()
-            edges = panel.get_xlim()
-            panel.set_xlim(edges)
-            for at, ends, side, colour, width in open_ended:
-                edge = edges[1] if side > 0 else edges[0]
-                panel.hlines(at, ends, edge, colors=colour, linewidth=width, zorder=2)
-                panel.plot(np.full(len(at), edge), at, ">" if side > 0 else "<", color=colour, markersize=5,
-                           linestyle="none", clip_on=False, zorder=3)
-        panel.set_title("" if task is None else str(task), fontsize="medium")
-        # Panels of one figure share the y axis (and its labels): label it once, show it leftmost.
-        if own_figure and k > 0:
-            panel.tick_params(axis="y", labelleft=left[k], labelsize=points)
-        else:
-            panel.set_yticks(range(n))
-            panel.set_yticklabels(systems, fontsize=points)
-            panel.set_ylim(n - 0.5, -0.5)
-        panel.tick_params(axis="y", length=0)
-        panel.tick_params(axis="x", labelsize="small")
-        panel.xaxis.set_major_locator(MaxNLocator(nbins=4))
-        if bottom[k]:
-            panel.set_xlabel(labels[task], fontsize="small")
+    panel.set_title(title, fontsize="medium")
+    if shared_left is not None:
+        panel.tick_params(axis="y", labelleft=shared_left, labelsize=points)
+    else:
+        panel.set_yticks(range(len(systems)))
+        panel.set_yticklabels(systems, fontsize=points)
+        panel.set_ylim(len(systems) - 0.5, -0.5)
+    panel.tick_params(axis="y", length=0)
+    panel.tick_params(axis="x", labelsize="small")
+    panel.xaxis.set_major_locator(MaxNLocator(nbins=4))
+    if xlabel is not None:
+        panel.set_xlabel(xlabel, fontsize="small")
+
+
+def _difference_legend(fig: Any, axes: list, marks: tuple[str, str], cells: dict,
+                       confidence_level: Optional[float]) -> None:
+    """The markers' and the intervals' meaning: above a figure made here, else on the first Axes."""
     found: dict = {}
     for panel in axes:
         for handle, label in zip(*panel.get_legend_handles_labels()):
             found.setdefault(label, handle)
-    handles = {label: found[label] for label in (not_significant, significant_mark) if label in found}
+    handles = {label: found[label] for label in marks if label in found}
     intervals = [v[1:3] for v in cells.values() if not (math.isnan(v[1]) and math.isnan(v[2]))]
     if intervals:
         from matplotlib.lines import Line2D
 
         one_sided = any(math.isinf(low) or math.isinf(high) for low, high in intervals)
         handles[_interval_label(confidence_level, one_sided)] = Line2D([], [], color="0.3", linewidth=1.2)
-    if own_figure:
+    if fig is not None:
         fig.legend(list(handles.values()), list(handles), loc="outside upper center",
                    ncols=_legend_columns(list(handles), fig), fontsize="small", frameon=False)
     else:
         axes[0].legend(list(handles.values()), list(handles), fontsize="small")
-    return np.array(axes, dtype=object)
 
 
 def task_metrics(records: list, metric: Any, tasks: list, func: str) -> dict:

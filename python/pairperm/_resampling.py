@@ -57,6 +57,14 @@ _FUSED_MAX_COLUMNS = 32
 _MAX_DISTRIBUTION_BYTES = 2**31
 
 
+def check_f_options(beta: Any, zero_division: Any, func: str) -> None:
+    """F_beta's beta (a finite number >= 0) and the value of a ratio whose denominator is 0 (in [0, 1])."""
+    if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and math.isfinite(beta) and beta >= 0):
+        raise ValueError(f"{func}: beta must be a finite number >= 0; got {beta!r}")
+    if not (isinstance(zero_division, (int, float)) and not isinstance(zero_division, bool) and 0 <= zero_division <= 1):
+        raise ValueError(f"{func}: zero_division must be a number in [0, 1]; got {zero_division!r}")
+
+
 def _metric_function(metric: Union[str, Callable], shape: tuple, n: int, beta: float, zero_division: float,
                      func: str) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
     if callable(metric):
@@ -254,10 +262,7 @@ def bootstrap_intervals(
             f"{func}: n_resamples={opts.n_resamples} for {k_systems} systems would need {peak / 2**30:.1f} GiB for "
             f"the resampled metrics (the limit is {_MAX_DISTRIBUTION_BYTES // 2**30} GiB); ask for fewer resamples"
         )
-    if not (isinstance(beta, (int, float)) and not isinstance(beta, bool) and math.isfinite(beta) and beta >= 0):
-        raise ValueError(f"{func}: beta must be a finite number >= 0; got {beta!r}")
-    if not (isinstance(zero_division, (int, float)) and not isinstance(zero_division, bool) and 0 <= zero_division <= 1):
-        raise ValueError(f"{func}: zero_division must be a number in [0, 1]; got {zero_division!r}")
+    check_f_options(beta, zero_division, func)
     name, fn = _metric_function(metric, stat_shape, n, beta, zero_division, func)
     for i, arr in enumerate(systems):
         check_counts(arr, f"scores[{i}]", name, func)
@@ -282,7 +287,14 @@ def bootstrap_intervals(
     if method == "bca":
         jack = np.stack([metric_of(total[:, j * m:(j + 1) * m] - stats[:, j * m:(j + 1) * m])
                          for j in range(k_systems)], axis=1)
-    conf = opts.confidence_level
+    return _intervals_of(dist, estimates, jack, pair_index, method, opts.confidence_level, alternative, func)
+
+
+def _intervals_of(dist: np.ndarray, estimates: np.ndarray, jack: Optional[np.ndarray], pair_index: np.ndarray,
+                  method: str, conf: float, alternative: str, func: str) -> BootstrapIntervals:
+    """Each system's interval and each pair's difference interval from the resampled metrics
+    `dist` (and for BCa the jackknife's leave-one-out metrics `jack`)."""
+    k_systems = dist.shape[1]
     intervals = np.array([
         _interval(dist[:, j], estimates[j], None if jack is None else jack[:, j], conf, alternative, func,
                   f"system {j}")

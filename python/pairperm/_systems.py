@@ -45,27 +45,13 @@ _FUNC = "compare_systems"
 # ---------------------------------------------------------------- the function
 
 
-def compare_systems(
-    scores: Any,
-    metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "accuracy",
-    *,
-    baseline: Optional[str] = None,
-    alternative: Alternative = "two-sided",
-    correction: Optional[str] = "holm",
-    alpha: float = 0.05,
-    n_jobs: Optional[int] = None,
-    executor: Optional[cf.Executor] = None,
-    progress: Any = None,
-    names: Optional[Sequence[str]] = None,
-    correction_scope: str = "task",
-    confidence_level: Optional[float] = 0.95,
-    bootstrap_resamples: int = 1000,
-    cache: Any = None,
-    columns: Optional[Mapping[str, Any]] = None,
-    groups: Any = None,
-    id_column: Optional[str] = None,
-    **options: Any,
-) -> Any:
+def compare_systems(scores: Any, metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "accuracy", *,
+                    baseline: Optional[str] = None, alternative: Alternative = "two-sided",
+                    correction: Optional[str] = "holm", alpha: float = 0.05, n_jobs: Optional[int] = None,
+                    executor: Optional[cf.Executor] = None, progress: Any = None, names: Optional[Sequence[str]] = None,
+                    correction_scope: str = "task", confidence_level: Optional[float] = 0.95,
+                    bootstrap_resamples: int = 1000, cache: Any = None, columns: Optional[Mapping[str, Any]] = None,
+                    groups: Any = None, id_column: Optional[str] = None, **options: Any) -> Any:
     """Compare many systems evaluated on the same entries: every pair, or each against a baseline.
 
     Each pair runs the test :func:`pairperm.compare` runs for `metric` (exact wherever one
@@ -78,22 +64,16 @@ def compare_systems(
     ----------
     scores : mapping, pandas DataFrame or array
         One task: a mapping ``name -> per-entry scores`` (each shaped as
-        ``compare(metric=...)`` takes it: ``(N,)`` for accuracy and sums, ``(N, 3)`` for
-        F1/precision/recall, ...); pandas Series (or per-system DataFrames) are paired by
-        their index labels, which must be the same ids in any order, each once. A DataFrame
-        with one column per system (1-D metrics; columns are read by name, rows are the
-        items). Or an array of shape ``(n_systems, N, ...)`` with `names`. A system that looks
-        like a column of item ids (named ``id``, ``doc_id``, ``index``, ... or counting 0..N-1
-        / 1..N) is refused unless chosen with `names`.
+        ``compare(metric=...)`` takes it); pandas Series (or per-system DataFrames) are paired
+        by their index labels, the same ids in any order. A DataFrame with one column per
+        system (read by name). Or an array of shape ``(n_systems, N, ...)`` with `names`. A
+        system that looks like a column of item ids is refused unless chosen with `names`.
 
-        Several tasks: a mapping ``task -> one task's scores`` as above (read as several tasks
-        when any value is a mapping, or any value is a DataFrame of
-        several columns while `metric` is not one that reads per-system DataFrames of
-        statistics (F1, precision, recall, BLEU); array values then need `names`), or a long
-        pandas DataFrame with one row per (task, item, system) and columns ``task``, ``item``,
-        ``system``, ``score`` (other names through `columns`). A long table is aligned by item
-        within each task (items sorted); a missing or duplicated (task, item, system) is an
-        error naming it.
+        Several tasks: a mapping ``task -> one task's scores`` (read so when a value is a
+        mapping, or a DataFrame of several columns for a metric that does not read per-system
+        DataFrames of statistics), or a long DataFrame with one row per (task, item, system)
+        and columns ``task``, ``item``, ``system``, ``score`` (other names through `columns`),
+        aligned by item within each task.
     metric : str, callable or mapping
         As in :func:`pairperm.compare`; with several tasks also ``{task: metric}``.
     baseline : str, optional
@@ -110,8 +90,7 @@ def compare_systems(
         task may use (default 1: the executor supplies the parallelism).
     executor : concurrent.futures.Executor, optional
         Runs the pairs elsewhere (a ProcessPoolExecutor, a dask ``Client.get_executor()``, ...)
-        in chunks of pairs, each shipping only the systems it needs; the results are identical
-        to the local run. A callable `metric` must then pickle (a module-level function).
+        in chunks shipping only the systems they need; results are identical to the local run.
     progress : None, bool or callable
         ``callable(done, total)`` is called as pairs finish. None (default) shows a bar on a
         terminal's stderr once a run has taken more than ~2 s (tqdm if installed); False never
@@ -124,40 +103,26 @@ def compare_systems(
         tasks.
     confidence_level : float or None
         The level of every interval (default 0.95); None computes none. A pair's
-        ``difference`` (metric of A minus metric of B, in the metric's own units) gets the
-        interval :func:`pairperm.shift_interval` gives by inverting the permutation test for sums
-        and means (accuracy, exact match, sums, real means; per item, or for ``"sum"``, ``"uas"``
-        and ``"las"`` per sum),
-        and a paired bootstrap percentile interval for the other metrics (F1, BLEU, callables,
-        ...) from one shared set of resamples per task (:func:`pairperm.bootstrap_intervals`),
-        which also gives those systems' own intervals; a system's own interval for a sum or
-        mean of integer scores (over a range of at most 1,024) is the bootstrap percentile
-        interval with infinitely many resamples (by the saddlepoint approximation of the
-        resampled mean, Davison and Hinkley 1988), for real-valued scores one from the shared
-        resamples. One-sided tests get one-sided pair intervals.
-        Without ``rng`` the bootstrap is seeded by the task's name, so that reruns report the same
-        intervals.
+        ``difference`` (metric of A minus metric of B, in the metric's units) gets the interval
+        :func:`pairperm.shift_interval` gives for sums and means, and a paired bootstrap
+        percentile interval from one shared set of resamples per task for the other metrics,
+        which also gives each system's own interval (see :doc:`/user-guide/many-systems`).
+        One-sided tests get one-sided pair intervals; without ``rng`` the bootstrap is seeded by
+        the task's name.
     bootstrap_resamples : int
         Resamples of each task's shared bootstrap (default 1000, as sacrebleu).
     cache : None, str, path or object
         Several tasks: a directory (or an object with ``get(key)`` and ``set(key, value)``)
-        holding finished pairs, keyed on a hash of the two systems' data and every option that
-        decides the pair's result (metric, alternative, method, n_resamples, the pair's seed,
-        confidence level, pairperm version); a repeated or interrupted run computes only the
-        pairs it does not find. A callable metric is keyed by what decides its results (its
-        code, defaults, closure, the globals and its own attributes it reads, or an installed
-        package's function by name and version); one that reads values the cache cannot hash
-        (objects of its own classes, callable instances) is refused with cache=. After Ctrl-C
-        the pairs finished so far are in the cache, and the KeyboardInterrupt carries them as
-        ``exc.partial_result`` (a MultiTaskComparison with ``complete=False``).
+        holding finished pairs, keyed on the two systems' data and every option that decides
+        the pair's result; a repeated or interrupted run computes only the pairs it does not
+        find (a callable metric is keyed by what decides its results; see
+        :doc:`/user-guide/many-systems`). After Ctrl-C the KeyboardInterrupt carries the pairs
+        finished so far as ``exc.partial_result``.
     groups : array_like or mapping, optional
-        The exchangeable unit of each item (passage, prompt, document ...): one label per
-        item, or with several tasks ``{task: labels}`` for the tasks that have units. Items
-        of a unit are swapped (and resampled) together: every test runs on the per-unit
-        sums, still exact on the integer engines. A pandas Series of labels is matched to the
-        items by id (the index of the systems or DataFrame, ``id_column``, or a long table's
-        items), in any order; plain labels are in the items' order. Metric values, differences and intervals
-        stay per item. See :doc:`/user-guide/units`.
+        The exchangeable unit of each item (passage, prompt ...): one label per item (a pandas
+        Series is matched to the items by id), or with several tasks ``{task: labels}``. Items
+        of a unit are swapped and resampled together; values and intervals stay per item. See
+        :doc:`/user-guide/units`.
     columns : mapping, optional
         Column names of a long table: ``{"task": ..., "item": ..., "system": ..., "score": ...}``
         (any subset; ``"score"`` may list several columns, e.g. ``("tp", "fp", "fn")`` for F1).
@@ -165,11 +130,9 @@ def compare_systems(
         The DataFrame column holding the items' ids (checked to be unique): not a system.
     **options
         Passed on to :func:`pairperm.compare` (``method``, ``n_resamples``, ``rng``): every pair
-        gets the test, engine and p-value compare() gives it. An ``rng`` (int seed or
-        Generator) seeds every pair deterministically from the pair's index, so seeded runs
-        repeat exactly whatever `n_jobs` or `executor`; with several tasks, from the names of
-        the task and of the two systems (a pair keeps its seed, and its cache entry, whatever
-        else is compared), and each task's bootstrap from the task's name.
+        gets the test, engine and p-value compare() gives it. An ``rng`` seeds every pair from
+        the pair's index (with several tasks, from the names of the task and the two systems),
+        so seeded runs repeat exactly whatever `n_jobs` or `executor`.
 
     Returns
     -------
@@ -190,9 +153,6 @@ def compare_systems(
       B         C                 43          58          -15        -24   -5.33333     0.01562     0.04688   *   permutation_test
     >>> res.wins()
     {'A': [], 'B': [], 'C': ['B']}
-    >>> b = pairperm.compare_systems(scores, metric="sum", baseline="B", correction=None)
-    >>> [(r.system_a, r.system_b, f"{r.pvalue:.6g}") for r in b.rows]
-    [('A', 'B', '0.0625'), ('C', 'B', '0.015625')]
     """
     if is_several_tasks(scores, metric, columns):
         return _tasks.compare_tasks(
@@ -201,6 +161,14 @@ def compare_systems(
             names=names, confidence_level=confidence_level, bootstrap_resamples=bootstrap_resamples, cache=cache,
             columns=columns, options=options, groups=groups, id_column=id_column)
     check_single_task_options(metric, correction_scope, cache, columns)
+    return _compare_one_task(scores, metric, baseline, alternative, correction, alpha, n_jobs, executor, progress,
+                             names, confidence_level, bootstrap_resamples, groups, id_column, options)
+
+
+def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any, correction: Any, alpha: Any,
+                      n_jobs: Any, executor: Any, progress: Any, names: Any, confidence_level: Any,
+                      bootstrap_resamples: Any, groups: Any, id_column: Any, options: dict) -> SystemsComparison:
+    """compare_systems() on one task."""
     level, n_boot = _tasks.interval_options(confidence_level, bootstrap_resamples)
     sys_names, arrays, root, n_jobs, items = read_task_systems(scores, metric, names, alternative, correction,
                                                                  alpha, n_jobs, executor, options, id_column)
