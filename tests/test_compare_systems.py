@@ -24,6 +24,15 @@ from reference import exact_pvalue, sign_flip_pvalue
 from synthetic import mixed
 
 
+def batch(m, pairs, alternative="two-sided", n_threads=0, method="auto", seeds=None):
+    """The core's batch with the library's limits: (observed, n_varying, pvalue, log_pvalue, route, notes)."""
+    return _core.batch_pvalues(m, pairs, alternative, method, _core.PlanLimits(), 10_000, seeds, n_threads)
+
+
+# The route a result reports for each engine the planner names.
+ROUTE = {"trivial": "enumeration", "dp": "dp", "grouped_tail": "grouped", "enumeration": "enumeration"}
+
+
 def assert_rows_equal_compare(res, systems, metric, alternative="two-sided", **options):
     values = dict(zip(res.names, res.metric_values))
     for row in res.rows:
@@ -154,9 +163,9 @@ def test_seeded_runs_repeat_whatever_n_jobs(pos):
     assert g == pairperm.compare_systems(systems, "bleu", n_resamples=300, rng=np.random.default_rng(3))
 
 
-def test_fallback_pairs_take_the_single_pair_path():
-    # Huge unrelated |x - y| leave the grouped window infeasible; few entries vary, so
-    # permutation_test enumerates them. The batch hands such pairs back to it.
+def test_fallback_pairs_run_in_the_batch_as_on_the_single_pair_path():
+    # Huge unrelated |x - y| leave the grouped window infeasible; few entries vary, so the
+    # executor enumerates them, in the batch as in permutation_test.
     x = np.array([10**15, 3 * 10**14 + 1, -7 * 10**13 + 3, 5])
     y = np.array([0, 0, 0, 2])
     z = np.array([1, 0, 1, 2])
@@ -165,8 +174,8 @@ def test_fallback_pairs_take_the_single_pair_path():
         res = pairperm.compare_systems(systems, alternative=alternative)
         assert_rows_equal_compare(res, systems, "accuracy", alternative)
         assert res.rows[0].pvalue == float(sign_flip_pvalue(x - y, alternative))
-    status = _core.batch_grouped_pvalues(np.stack([x, y, z]), np.array([[0, 1], [1, 2]]), "two-sided")[4]
-    assert list(status) == [1, 0]
+    *_, route, notes = batch(np.stack([x, y, z]), np.array([[0, 1], [1, 2]]))
+    assert route[0] == "enumeration" and notes == []
     # Too many varying entries to list: the core conditions on the two huge entries, in the
     # batch as in the single-pair path.
     big = {"a": [2**55, 3 * 2**53 + 1] + [1] * 30, "b": [0, 0] + [2] * 30, "c": [0] * 32}
@@ -176,15 +185,15 @@ def test_fallback_pairs_take_the_single_pair_path():
 def test_batch_is_independent_of_threads_and_checks_indices(pos):
     m = np.stack(list(pos.values()))
     pairs = np.array(list(itertools.combinations(range(len(m)), 2)), dtype=np.int64)
-    one = _core.batch_grouped_pvalues(m, pairs, "two-sided", 1)
+    one = batch(m, pairs, n_threads=1)
     for t in (2, 5, 0):
-        other = _core.batch_grouped_pvalues(m, pairs, "two-sided", t)
-        assert all(np.array_equal(a, b) for a, b in zip(one, other))
-    for (i, j), p, engine in zip(pairs, one[2], one[5]):
-        assert engine == "grouped_tail"
+        other = batch(m, pairs, n_threads=t)
+        assert all(np.array_equal(a, b) for a, b in zip(one[:4], other[:4])) and one[4:] == other[4:]
+    for (i, j), p, route in zip(pairs, one[2], one[4]):
+        assert route == "grouped"
         assert p == _core.grouped_pvalue(_core.summarize_paired(m[i], m[j]), "two-sided")[0]
     with pytest.raises(ValueError, match="system index 6"):
-        _core.batch_grouped_pvalues(m, np.array([[0, 6]]), "two-sided")
+        batch(m, np.array([[0, 6]]))
 
 
 def _mixed_systems():
@@ -246,13 +255,14 @@ def test_batch_runs_the_planned_engine_bit_for_bit():
     m[4, :] = m[0, :]  # identical systems: p = 1 without any engine
     pairs = np.array(list(itertools.combinations(range(len(m)), 2)), dtype=np.int64)
     for method in ("auto", "exact", "dp"):
-        *_, pvalue, _log_p, status, engine = _core.batch_grouped_pvalues(m, pairs, "two-sided", 1, method)
-        for (i, j), p, st, eng in zip(pairs, pvalue, status, engine):
+        *_, pvalue, _log_p, routes, notes = batch(m, pairs, n_threads=1, method=method)
+        assert notes == []
+        for (i, j), p, route in zip(pairs, pvalue, routes):
             plan = _core.plan_engine(_core.summarize_paired(m[i], m[j]), "sum", method, _core.PlanLimits())
-            assert eng == plan.engine and st == 0
+            assert route == ROUTE[plan.engine]
             r = pairperm.permutation_test(m[i], m[j], method=method)
-            assert p == r.pvalue
-    assert {"trivial", "dp"} <= set(_core.batch_grouped_pvalues(m, pairs, "two-sided")[5])
+            assert (p, route) == (r.pvalue, r.engine)
+    assert {"enumeration", "dp"} <= set(batch(m, pairs)[4])
 
 
 def test_batch_of_systems_narrowed_to_bytes_matches_the_single_pair_route():
@@ -269,14 +279,14 @@ def test_batch_of_systems_narrowed_to_bytes_matches_the_single_pair_route():
     ]).astype(np.int64)
     m[7, 5], m[8, 9] = 128, -129
     pairs = np.array(list(itertools.combinations(range(len(m)), 2)), dtype=np.int64)
-    observed, n_varying, pvalue, log_p, status, engine = _core.batch_grouped_pvalues(m, pairs, "two-sided", 2)
+    observed, n_varying, pvalue, log_p, routes, notes = batch(m, pairs, n_threads=2)
+    assert notes == []
     for k, (i, j) in enumerate(pairs):
         s = _core.summarize_paired(m[i], m[j])
         assert (observed[k], n_varying[k]) == (s.observed, s.n_varying)
-        if status[k] == 0:
-            r = pairperm.permutation_test(m[i], m[j])
-            assert (pvalue[k], log_p[k]) == (r.pvalue, r.log_pvalue), (i, j)
-    assert (status == 0).sum() >= 20 and "grouped_tail" in set(engine)
+        r = pairperm.permutation_test(m[i], m[j])
+        assert (pvalue[k], log_p[k], routes[k]) == (r.pvalue, r.log_pvalue, r.engine), (i, j)
+    assert "grouped" in set(routes)
 
 
 # ---------------------------------------------------------------- corrections
@@ -628,19 +638,24 @@ def test_progress_callable_sees_every_pair(pos, ner):
         assert all(t == total for _, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
-def test_progress_counts_each_pair_once_when_the_batch_hands_pairs_back(monkeypatch):
+def test_pairs_sampled_in_the_batch_draw_the_seeds_of_compare_and_count_once(monkeypatch):
     rng = np.random.default_rng(0)
-    wide = {f"s{k}": rng.integers(0, 10**12, 30) for k in range(4)}  # the planner hands these to compare()
-    narrow = {f"s{k}": rng.integers(0, 3, 30) for k in range(4)}  # these stay in the batch
-    handed_back: list = []
+    # Too spread for the grouped window and too many to list: importance sampling, whose seeds
+    # the batch asks for once it knows which pairs need them.
+    wide = {f"s{k}": rng.integers(0, 10**12, 60) for k in range(4)}
+    narrow = {f"s{k}": rng.integers(0, 3, 30) for k in range(4)}  # these stay exact
     run_singly = _pairs._run_singly
-    monkeypatch.setattr(_pairs, "_run_singly", lambda *a, **k: (handed_back.append(len(a[2])), run_singly(*a, **k)))
-    pairperm.compare_systems(wide, "sum", progress=False)
-    assert handed_back == [6]
+    singly: list = []
+    monkeypatch.setattr(_pairs, "_run_singly", lambda *a, **k: (singly.append(len(a[3])), run_singly(*a, **k)))
+    res = pairperm.compare_systems(wide, "sum", n_resamples=500, rng=5, progress=False, confidence_level=None)
+    assert singly == [] and {r.engine for r in res.rows} == {"saddlepoint_is"}
+    for k, row in enumerate(res.rows):
+        c = pairperm.compare(wide[row.system_a], wide[row.system_b], "sum", n_resamples=500, rng=child_seed(5, k))
+        assert (row.pvalue, row.statistic, row.engine) == (c.pvalue, c.statistic, c.result.engine)
     for scores in (wide, {"wide": wide, "narrow": narrow}, {"narrow": narrow, "wide": wide}):
         seen: list = []
         res = pairperm.compare_systems(scores, "sum", progress=lambda d, t, seen=seen: seen.append((d, t)),
-                                       confidence_level=None)
+                                       confidence_level=None, n_resamples=200)
         total = len(res.rows)
         done = [d for d, _ in seen]
         assert all(t == total for _, t in seen)

@@ -263,9 +263,10 @@ LONG_CALLS = {
     "sample_sums": ("stay = rng.integers(0, 21, (1_000_000, 1)).astype(np.int64); "
                     "call = lambda: _core.sample_sums(stay, -stay, 100_000, 1, 2)"),
     "bootstrap_counts": "call = lambda: _core.bootstrap_counts(100_000, 20_000, 1, 2)",
-    "batch_grouped_pvalues": ("scores = rng.integers(0, 21, (40, 100_000)); "
-                              "pairs = np.array([(i, j) for i in range(40) for j in range(40) if i != j] * 200); "
-                              "call = lambda: _core.batch_grouped_pvalues(scores, pairs, 'two-sided', 2)"),
+    "batch_pvalues": ("scores = rng.integers(0, 21, (40, 100_000)); "
+                      "pairs = np.array([(i, j) for i in range(40) for j in range(40) if i != j] * 200); "
+                      "call = lambda: _core.batch_pvalues(scores, pairs, 'two-sided', 'auto', _core.PlanLimits(), "
+                      "10_000, None, 2)"),
 }
 
 

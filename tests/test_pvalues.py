@@ -437,7 +437,7 @@ def test_int64_vectors_give_the_general_routes_result(case, alternative, method)
 def test_arrays_the_core_cannot_read_in_place_take_the_general_route():
     rng = np.random.default_rng(8)
     x, y = (np.ascontiguousarray(v, dtype=np.int64) for v in scores(rng, 2000, 0.05))
-    core = lambda a, b: _core.paired_sum_pvalue(a, b, "two-sided", "auto", _runner.LIMITS)  # noqa: E731
+    core = lambda a, b: _core.paired_sum_pvalue(a, b, "two-sided", "auto", _runner.LIMITS, 10_000, 0, None)  # noqa: E731
     assert core(x, y) is not None
     declined = {
         "big-endian": (x.astype(">i8"), y.astype(">i8")),

@@ -2,6 +2,7 @@
 #include "pybind.hpp"
 
 #include "pairperm/engines.hpp"
+#include "pairperm/executor.hpp"
 #include "pairperm/local_effects.hpp"
 
 namespace pairperm::bindings {
@@ -10,13 +11,19 @@ namespace {
 
 using engine_fn = Distribution (*)(const std::int64_t*, const std::int64_t*, std::size_t);
 
+// A distribution never holds more than all the probability: the FFT routes' pmfs are capped
+// as the executor caps them (the DP's, whose halvings are exact, need nothing).
 template <engine_fn engine>
 py::tuple run_engine(const int_array& stay, const int_array& swap) {
     const std::size_t n = check_pair(stay, swap);
     const std::int64_t* a = stay.data();
     const std::int64_t* b = swap.data();
     // Safe: the core reads only the two buffers, which the arguments keep alive.
-    return distribution_tuple(without_gil([&] { return engine(a, b, n); }));
+    return distribution_tuple(without_gil([&] {
+        Distribution d = engine(a, b, n);
+        if (engine != &convolve_dp) cap_total_mass(d.pmf);
+        return d;
+    }));
 }
 
 }  // namespace
@@ -62,7 +69,11 @@ void bind_distributions(py::module_& m) {
         "grouped_distribution",
         [](const EffectSummary& s) {
             // The summary is immutable while we hold a reference.
-            return distribution_tuple(without_gil([&] { return grouped_distribution(s); }));
+            return distribution_tuple(without_gil([&] {
+                Distribution d = grouped_distribution(s);
+                cap_total_mass(d.pmf);
+                return d;
+            }));
         },
         py::arg("summary"));
 }

@@ -2,6 +2,7 @@
 // exact ratio-statistic p-values behind f1_test / precision_test / recall_test.
 #include "pybind.hpp"
 
+#include "pairperm/executor.hpp"
 #include "pairperm/multidim.hpp"
 
 namespace pairperm::bindings {
@@ -78,7 +79,11 @@ void bind_multidim(py::module_& m) {
         "grouped_distribution_multi",
         [](const MultiSummary& s) {
             // The summary is immutable while we hold a reference.
-            return multi_tuple(without_gil([&] { return grouped_distribution_multi(s); }));
+            return multi_tuple(without_gil([&] {
+                MultiDistribution d = grouped_distribution_multi(s);
+                cap_total_mass(d.pmf);  // as the executor does
+                return d;
+            }));
         },
         py::arg("summary"));
 

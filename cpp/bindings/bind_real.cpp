@@ -1,71 +1,66 @@
 // Bindings for the real-valued paired-permutation test.
 #include "pybind.hpp"
 
-#include <optional>
-
 #include "pairperm/real_valued.hpp"
 
 namespace pairperm::bindings {
 
-namespace {
-
-using real_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-// The scores' magnitudes and grid (see ScoreMagnitudes), or none for effects read as given.
-struct Scores {
-    std::optional<real_array> magnitude;
-    int exponent = 0;
-    int grid = 0;
-};
-
-RealProblem problem_from(const real_array& stay, const real_array& swap, const std::string& alternative,
-                         double rtol, const Scores& scores = {}) {
+RealProblem real_problem_from(const real_array& stay, const real_array& swap, const std::string& alternative,
+                              double rtol, const RealScores& scores) {
     if (stay.ndim() != 1 || swap.ndim() != 1) throw std::invalid_argument("expected 1-D arrays");
     if (stay.shape(0) != swap.shape(0))
         throw std::invalid_argument("length mismatch: " + std::to_string(stay.shape(0)) + " vs " +
                                     std::to_string(swap.shape(0)));
-    ScoreMagnitudes sm;
     if (scores.magnitude) {
         const real_array& mag = *scores.magnitude;
         if (mag.ndim() != 1 || mag.shape(0) != stay.shape(0))
             throw std::invalid_argument("score magnitudes must be 1-D with one value per entry");
-        sm = ScoreMagnitudes{mag.data(), scores.exponent, scores.grid};
     }
     const Alternative alt = parse_alternative(alternative);
     const double *a = stay.data(), *b = swap.data();
     const auto n = static_cast<std::size_t>(stay.shape(0));
-    const ScoreMagnitudes* smp = scores.magnitude ? &sm : nullptr;
-    return without_gil([&] { return real_problem(a, b, n, alt, rtol, smp); });  // reads only
+    // Reads the arrays only, which the arguments keep alive.
+    return without_gil([&] {
+        if (!scores.magnitude) return real_problem(a, b, n, alt, rtol, nullptr);
+        int grid = scores.grid.value_or(0);
+        if (!scores.grid && scores.grid_scores) {
+            const auto& [xs, ys] = *scores.grid_scores;
+            grid = std::min(grid_exponent(xs.data(), static_cast<std::size_t>(xs.size()), no_score_grid),
+                            grid_exponent(ys.data(), static_cast<std::size_t>(ys.size()), no_score_grid));
+        }
+        const ScoreMagnitudes sm{scores.magnitude->data(), scores.exponent, grid};
+        return real_problem(a, b, n, alt, rtol, &sm);
+    });
 }
-
-}  // namespace
 
 void bind_real(py::module_& m) {
     m.attr("real_max_exact_varying") = real_max_exact_varying;
     m.def(
         "real_n_varying",
         [](const real_array& stay, const real_array& swap) {
-            return problem_from(stay, swap, "greater", 0.0).region.n_varying;
+            return real_problem_from(stay, swap, "greater", 0.0).region.n_varying;
         },
         py::arg("stay"), py::arg("swap"));
     m.def(
         "real_exact",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
-           std::optional<real_array> magnitude, int exponent, int grid) {
-            RealProblem p = problem_from(stay, swap, alternative, rtol, Scores{std::move(magnitude), exponent, grid});
+           std::optional<real_array> magnitude, int exponent, std::optional<int> grid,
+           std::optional<std::pair<real_array, real_array>> grid_scores) {
+            RealProblem p = real_problem_from(stay, swap, alternative, rtol, RealScores{std::move(magnitude), exponent, grid, std::move(grid_scores)});
             const RealExactResult r = without_gil([&] { return real_exact(p); });
             return py::make_tuple(r.pvalue, r.log_pvalue, r.hits, p.region.n_varying);
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("magnitude") = py::none(),
-        py::arg("exponent") = 0, py::arg("grid") = 0,
+        py::arg("exponent") = 0, py::arg("grid") = py::none(), py::arg("grid_scores") = py::none(),
         "Exact p-value by meet in the middle: (pvalue, log_pvalue, hits, n_varying). magnitude (per entry, in "
         "units of 2^exponent) and grid describe the scores the effects were formed from, as ScoreMagnitudes.");
     m.def(
         "real_saddlepoint_is",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
            std::size_t n_resamples, std::uint64_t seed, unsigned n_threads, std::size_t max_rounds,
-           double target_relative_half_width, std::optional<real_array> magnitude, int exponent, int grid) {
-            RealProblem p = problem_from(stay, swap, alternative, rtol, Scores{std::move(magnitude), exponent, grid});
+           double target_relative_half_width, std::optional<real_array> magnitude, int exponent, std::optional<int> grid,
+           std::optional<std::pair<real_array, real_array>> grid_scores) {
+            RealProblem p = real_problem_from(stay, swap, alternative, rtol, RealScores{std::move(magnitude), exponent, grid, std::move(grid_scores)});
             const RealISResult r = without_gil([&] {
                 return real_saddlepoint_is(p, n_resamples, seed, n_threads, max_rounds, target_relative_half_width);
             });
@@ -84,7 +79,7 @@ void bind_real(py::module_& m) {
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
         py::arg("seed"), py::arg("n_threads") = 0, py::arg("max_rounds") = 1, py::arg("target_relative_half_width") = 0.0,
-        py::arg("magnitude") = py::none(), py::arg("exponent") = 0, py::arg("grid") = 0,
+        py::arg("magnitude") = py::none(), py::arg("exponent") = 0, py::arg("grid") = py::none(), py::arg("grid_scores") = py::none(),
         "Tilted importance sampling in rounds of n_resamples; a dict of the estimate, its 95% interval "
         "(linear and log scale), the Lugannani-Rice value, the tilt, samples drawn, hits and is_bound.");
     m.def(
@@ -101,14 +96,15 @@ void bind_real(py::module_& m) {
         "real_monte_carlo",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, double rtol,
            std::size_t n_resamples, std::uint64_t seed, unsigned n_threads, std::optional<real_array> magnitude,
-           int exponent, int grid) {
-            RealProblem p = problem_from(stay, swap, alternative, rtol, Scores{std::move(magnitude), exponent, grid});
+           int exponent, std::optional<int> grid, std::optional<std::pair<real_array, real_array>> grid_scores) {
+            RealProblem p = real_problem_from(stay, swap, alternative, rtol, RealScores{std::move(magnitude), exponent, grid, std::move(grid_scores)});
             const RealMCResult r = without_gil([&] { return real_monte_carlo(p, n_resamples, seed, n_threads); });
             return py::make_tuple(r.pvalue, r.hits);
         },
         py::arg("stay"), py::arg("swap"), py::arg("alternative"), py::arg("rtol"), py::arg("n_resamples"),
         py::arg("seed"), py::arg("n_threads") = 0, py::arg("magnitude") = py::none(), py::arg("exponent") = 0,
-        py::arg("grid") = 0);
+        py::arg("grid") = py::none(), py::arg("grid_scores") = py::none());
+    m.attr("no_score_grid") = no_score_grid;
     m.def(
         "real_sums_exact_on_grid", &sums_exact_on_grid, py::arg("magnitude"), py::arg("grid"),
         "True when values that are integer multiples of 2^grid, with magnitudes summing to at most `magnitude`, "

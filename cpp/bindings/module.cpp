@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     pairperm::bindings::bind_intervals(m);
     pairperm::bindings::bind_plan(m);  // before bind_batch, whose defaults are PlanLimits
     pairperm::bindings::bind_batch(m);
+    pairperm::bindings::bind_executor(m);
 }

@@ -10,6 +10,7 @@
 #include <cxxabi.h>
 #endif
 
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "pairperm/distribution.hpp"
 #include "pairperm/errors.hpp"
 #include "pairperm/plan.hpp"
+#include "pairperm/real_valued.hpp"
 
 // Every GIL release goes through without_gil() below: the guards' destructors are noexcept,
 // and re-taking the GIL there from a daemon thread at interpreter exit aborts the process.
@@ -73,6 +75,22 @@ decltype(auto) without_gil(F&& f) {
     }
 }
 
+// Runs f() holding the GIL, from inside without_gil(): a caller's Python statistic evaluated on
+// the core's distributions. Taken and given back as the interrupt poll does; an exception from
+// Python leaves as py::error_already_set, which releases what it holds under the GIL itself.
+template <class F>
+decltype(auto) with_gil(F&& f) {
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    try {
+        auto result = f();
+        PyGILState_Release(gil);
+        return result;
+    } catch (...) {
+        PyGILState_Release(gil);
+        throw;
+    }
+}
+
 // Hand a std::vector to NumPy without copying: the capsule owns it.
 template <class T>
 py::array_t<T> to_numpy(std::vector<T>&& v) {
@@ -86,6 +104,20 @@ inline py::tuple distribution_tuple(Distribution&& d) {
     const auto off = d.offset;
     return py::make_tuple(off, to_numpy(std::move(d.pmf)), tm);
 }
+
+// A real-valued problem (real_valued.hpp) from 1-D float64 stay and swap, with the scores'
+// magnitudes and grid where the effects were formed from scores (magnitude per entry, in units
+// of 2^exponent; every score a multiple of 2^grid, or the grid of the scores in grid_scores, the
+// varying units' scores of each system), or as read (no magnitude).
+using real_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+struct RealScores {
+    std::optional<real_array> magnitude;
+    int exponent = 0;
+    std::optional<int> grid;
+    std::optional<std::pair<real_array, real_array>> grid_scores;
+};
+RealProblem real_problem_from(const real_array& stay, const real_array& swap, const std::string& alternative,
+                              double rtol, const RealScores& scores = {});
 
 inline Alternative parse_alternative(const std::string& s) {
     if (s == "two-sided") return Alternative::two_sided;
@@ -121,5 +153,6 @@ void bind_real(py::module_& m);
 void bind_intervals(py::module_& m);
 void bind_batch(py::module_& m);
 void bind_plan(py::module_& m);
+void bind_executor(py::module_& m);
 
 }  // namespace pairperm::bindings

@@ -22,6 +22,8 @@ struct BatchState {
     Alternative alternative;
     Method method;
     PlanLimits limits;
+    std::size_t n_resamples;
+    const std::uint64_t* seeds;
     // Systems whose scores all fit in int8, narrowed once for all their pairs (empty rows
     // for the others), and every system's sum.
     std::vector<std::vector<std::int8_t>> bytes;
@@ -51,83 +53,45 @@ void narrow_systems(const std::int64_t* scores, std::size_t n_systems, std::size
     }
 }
 
-// The DP on the entries that vary, in their order: entries with x == y only shift S by 0,
-// and convolve_dp skips them, so this is the single-pair route's distribution bit for bit.
-PValue dp_pvalue(const std::int64_t* x, const std::int64_t* y, std::size_t n, const EffectSummary& s,
-                 Alternative alternative) {
-    std::vector<std::int64_t> stay, swap;
-    stay.reserve(static_cast<std::size_t>(s.n_varying));
-    swap.reserve(static_cast<std::size_t>(s.n_varying));
-    for (std::size_t i = 0; i < n; ++i) {
-        if (x[i] == y[i]) continue;
-        stay.push_back(x[i] - y[i]);  // cannot overflow: the summary checked the sums of |x| + |y|
-        swap.push_back(y[i] - x[i]);
-    }
-    const Distribution d = convolve_dp(stay.data(), swap.data(), stay.size());
-    return pvalue_from_distribution(d, s.observed, s.twice_mean, alternative);
-}
-
-PairPValue one_pair(const std::int64_t* scores, std::size_t n, std::size_t i, std::size_t j, const BatchState& st) {
+PairOutcome one_pair(const std::int64_t* scores, std::size_t n, std::size_t p, std::size_t i, std::size_t j,
+                     const BatchState& st) {
     const std::int64_t* x = scores + i * n;
     const std::int64_t* y = scores + j * n;
+    PairOutcome r;
     try {
         const EffectSummary s = !st.bytes[i].empty() && !st.bytes[j].empty()
                                     ? summarize_paired_bytes(st.bytes[i].data(), st.bytes[j].data(), n, st.sums[i], st.sums[j])
                                     : summarize_paired(x, y, n);
-        return paired_sum_pvalue(x, y, n, s, st.alternative, st.method, st.limits);
+        r.observed = s.observed;
+        r.n_varying = s.n_varying;
+        Sampling sampling;
+        sampling.n_resamples = st.n_resamples;
+        sampling.n_threads = 1;  // the pairs already fill the threads
+        if (st.seeds != nullptr) sampling.seed = st.seeds[p];
+        IntegerEffects e{x, y, n, 1, true, &s, nullptr};
+        r.outcome = execute(e, SumStatistic(s), st.alternative, st.method, st.limits, sampling);
     } catch (const interrupted&) {
         throw;  // not this pair's fault: the whole call stops
     } catch (const std::exception&) {
-        PairPValue r;  // the sums would overflow: the caller reports it on the single-pair path
-        r.status = 1;
-        return r;
-    }
-}
-
-}  // namespace
-
-PairPValue paired_sum_pvalue(const std::int64_t* x, const std::int64_t* y, std::size_t n, const EffectSummary& s,
-                             Alternative alternative, Method method, const PlanLimits& limits) {
-    PairPValue r;
-    r.observed = s.observed;
-    r.n_varying = s.n_varying;
-    try {
-        const Plan plan = plan_engine(s, StatisticKind::sum, method, limits);
-        r.engine = plan.engine;
-        PValue pv;
-        switch (plan.engine) {
-            case Engine::trivial: break;  // p = 1
-            case Engine::dp: pv = dp_pvalue(x, y, n, s, alternative); break;
-            case Engine::grouped_tail: pv = grouped_pvalue(s, alternative); break;
-            default:
-                r.status = 1;  // the caller's general route runs this engine
-                return r;
-        }
-        r.pvalue = pv.pvalue;
-        r.log_pvalue = pv.log_pvalue;
-    } catch (const interrupted&) {
-        throw;
-    } catch (const std::exception&) {
-        // An engine declined at run time: the general route plans its fallback or reports why.
-        r.pvalue = 1.0;
-        r.log_pvalue = 0.0;
-        r.status = 1;
+        r.failed = true;  // the caller words the error on the single-pair path
     }
     return r;
 }
 
-void batch_grouped_pvalues(const std::int64_t* scores, std::size_t n_systems, std::size_t n,
-                           const std::int64_t* pairs, std::size_t n_pairs, Alternative alternative, Method method,
-                           unsigned n_threads, PairPValue* out, const PlanLimits& limits) {
+}  // namespace
+
+void batch_pvalues(const std::int64_t* scores, std::size_t n_systems, std::size_t n, const std::int64_t* pairs,
+                   std::size_t n_pairs, Alternative alternative, Method method, const PlanLimits& limits,
+                   std::size_t n_resamples, const std::uint64_t* seeds, unsigned n_threads, PairOutcome* out) {
     for (std::size_t p = 0; p < 2 * n_pairs; ++p) {
         if (pairs[p] < 0 || static_cast<std::size_t>(pairs[p]) >= n_systems)
-            throw std::invalid_argument("batch_grouped_pvalues: system index " + std::to_string(pairs[p]) +
-                                        " outside [0, " + std::to_string(n_systems) + ")");
+            throw std::invalid_argument("batch_pvalues: system index " + std::to_string(pairs[p]) + " outside [0, " +
+                                        std::to_string(n_systems) + ")");
     }
-    BatchState st{alternative, method, limits, {}, {}};
+    BatchState st{alternative, method, limits, n_resamples, seeds, {}, {}};
     narrow_systems(scores, n_systems, n, pairs, n_pairs, st);
     detail::parallel_for(n_pairs, detail::resolve_threads(n_threads), [&](std::size_t p, detail::Progress&) {
-        out[p] = one_pair(scores, n, static_cast<std::size_t>(pairs[2 * p]), static_cast<std::size_t>(pairs[2 * p + 1]), st);
+        out[p] = one_pair(scores, n, p, static_cast<std::size_t>(pairs[2 * p]), static_cast<std::size_t>(pairs[2 * p + 1]), st);
     });
 }
 

@@ -14,15 +14,11 @@ from typing import Any, Literal, Optional
 
 import numpy as np
 
-import pairperm._core as _core
-
-from . import _runner
 from ._difference import OrderEffect
 from ._effects import LocalEffects, NullRecipe
-from ._errors import SupportTooLargeError
 from ._permutation import permutation_test
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
-from ._runner import plan, run
+from ._runner import execute, run, settle
 from ._sampling import monte_carlo_options
 from ._statistics import SumStatistic
 from ._units import ScoreRoundoff, paired_scores
@@ -254,17 +250,6 @@ def _signed_ranks(xa: np.ndarray, ya: np.ndarray, zero_method: str,
     return effect, r_plus, r_minus
 
 
-def _band(effects: LocalEffects, alternative: str, func: str) -> tuple[float, float, float]:
-    done, p, log_p, error, work = _core.band_pvalue(effects.summary, alternative, _runner.LIMITS.band_max_work)
-    if not done:
-        raise SupportTooLargeError(
-            f"{func}: the band-limited inversion would need ~{work:.2g} group evaluations (the ranks leave "
-            "many frequencies where the null's characteristic function is not negligible); use "
-            "method='monte_carlo'"
-        )
-    return float(p), float(log_p), float(error)
-
-
 def wilcoxon_test(
     x: ArrayLike,
     y: Optional[ArrayLike] = None,
@@ -350,14 +335,18 @@ def wilcoxon_test(
     statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
     effects = _sign_flip_effects(effect)
     shift = OrderEffect.of(xa.astype(np.float64) - ya.astype(np.float64), "walsh", sizes)
-    # Under "auto" the planner hands widely spread ranks to the band-limited inversion.
-    if plan(effects, "signed_rank_sum", method).engine == "band":
-        p, log_p, error = _band(effects, alternative, func)
-        return WilcoxonResult(statistic, p, log_p, alternative, "fourier", zero_method, r_plus, r_minus,
-                              pvalue_error=error, difference=shift.estimate(), _effect=shift)
-    r = run(effects, SumStatistic(effects), alternative=alternative, method=method, func=func, mc=mc)
-    return WilcoxonResult(
-        statistic, r.pvalue, r.log_pvalue, alternative, "monte_carlo" if method == "monte_carlo" else "exact",
-        zero_method, r_plus, r_minus, n_resamples=r.n_resamples, hits=r.hits, pvalue_ci=r.pvalue_ci,
-        difference=shift.estimate(), _effect=shift,
-    )
+    stat = SumStatistic(effects, kind="signed_rank_sum")
+    shown: dict[str, Any] = dict(zero_method=zero_method, r_plus=r_plus, r_minus=r_minus,
+                                 difference=shift.estimate(), _effect=shift)
+    if method == "monte_carlo":
+        r = run(effects, stat, alternative=alternative, method=method, func=func, mc=mc)
+        return WilcoxonResult(statistic, r.pvalue, r.log_pvalue, alternative, "monte_carlo", n_resamples=r.n_resamples,
+                              hits=r.hits, pvalue_ci=r.pvalue_ci, **shown)
+    # Under "auto" the planner hands widely spread ranks to the band-limited inversion ("fourier").
+    o = settle(execute(effects, stat, alternative, method, mc), func, effects)
+    if o.route == "fourier":
+        return WilcoxonResult(statistic, o.pvalue, o.log_pvalue, alternative, "fourier", pvalue_error=o.error, **shown)
+    sampled = o.route == "saddlepoint_is"
+    return WilcoxonResult(statistic, o.pvalue, o.log_pvalue, alternative, "exact",
+                          n_resamples=o.n_resamples if sampled else None, pvalue_ci=o.ci if sampled else None,
+                          **shown)

@@ -1,5 +1,5 @@
 # Hand-written stubs for the private compiled module (see cpp/bindings/).
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -109,19 +109,23 @@ real_max_exact_varying: int
 def real_n_varying(stay: npt.ArrayLike, swap: npt.ArrayLike) -> int: ...
 def real_exact(
     stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float,
-    magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: int = 0,
+    magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: Optional[int] = None,
+    grid_scores: Optional[tuple[npt.ArrayLike, npt.ArrayLike]] = None,
 ) -> tuple[float, float, int, int]: ...
 def real_saddlepoint_is(
     stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
     n_threads: int = 0, max_rounds: int = 1, target_relative_half_width: float = 0.0,
-    magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: int = 0,
+    magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: Optional[int] = None,
+    grid_scores: Optional[tuple[npt.ArrayLike, npt.ArrayLike]] = None,
 ) -> dict[str, Any]: ...
+no_score_grid: int
 def real_sums_exact_on_grid(magnitude: float, grid: int) -> bool: ...
 def grid_exponent(values: npt.ArrayLike, none: int) -> int: ...
 def weighted_mean_interval(s1: float, s2: float, s3: float, s4: float, n_samples: float) -> tuple[float, float]: ...
 def real_monte_carlo(
     stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, rtol: float, n_resamples: int, seed: int,
-    n_threads: int = 0, magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: int = 0,
+    n_threads: int = 0, magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: Optional[int] = None,
+    grid_scores: Optional[tuple[npt.ArrayLike, npt.ArrayLike]] = None,
 ) -> tuple[float, int]: ...
 def real_sample_t(
     k: npt.ArrayLike, theta: float, n_resamples: int, seed: int, n_threads: int = 0
@@ -175,14 +179,69 @@ def grouped_tail_work(summary: EffectSummary) -> float: ...
 fft_noise_floor: float
 
 # Many pairs of systems at once (cpp/bindings/bind_batch.cpp)
-def paired_sum_pvalue(
-    x: object, y: object, alternative: str, method: str, limits: PlanLimits
-) -> Optional[tuple[EffectSummary, int, Optional[float], float, str, Optional[bytes]]]: ...
-def batch_grouped_pvalues(
-    scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, n_threads: int = 0, method: str = "auto",
-    limits: PlanLimits = ...,
+def batch_pvalues(
+    scores: npt.ArrayLike, pairs: npt.ArrayLike, alternative: str, method: str, limits: PlanLimits,
+    n_resamples: int, seeds: Optional[npt.ArrayLike], n_threads: int = 0,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64],
-           npt.NDArray[np.int64], list[str]]: ...
+           list[str], list[tuple[int, Optional[Outcome]]]]: ...
+
+# The executor (cpp/include/pairperm/executor.hpp)
+class Outcome:
+    @property
+    def pvalue(self) -> float: ...
+    @property
+    def log_pvalue(self) -> float: ...
+    @property
+    def route(self) -> str: ...
+    @property
+    def shortfall(self) -> str: ...
+    @property
+    def is_bound(self) -> bool: ...
+    @property
+    def dp_within_limit(self) -> bool: ...
+    @property
+    def cost(self) -> float: ...
+    @property
+    def detail(self) -> str: ...
+    @property
+    def error(self) -> float: ...
+    @property
+    def n_resamples(self) -> int: ...
+    @property
+    def hits(self) -> int: ...
+    @property
+    def saddlepoint(self) -> float: ...
+    @property
+    def ci(self) -> tuple[float, float]: ...
+    @property
+    def log_ci(self) -> tuple[float, float]: ...
+
+real_is_max_rounds: int
+real_is_target_half_width: float
+
+@overload
+def execute(
+    summary: Optional[EffectSummary], a: npt.ArrayLike, b: npt.ArrayLike, paired: bool, statistic: object,
+    kind: str, alternative: str, method: str, limits: PlanLimits, n_resamples: int, n_threads: int,
+    seed: Optional[int], draw_seed: Optional[Callable[[], int]],
+) -> tuple[EffectSummary, Outcome]: ...
+@overload
+def execute(
+    summary: Optional[MultiSummary], stay: npt.ArrayLike, swap: npt.ArrayLike, statistic: object, kind: str,
+    alternative: str, method: str, limits: PlanLimits, n_resamples: int, n_threads: int, seed: Optional[int],
+    draw_seed: Optional[Callable[[], int]],
+) -> tuple[MultiSummary, Outcome]: ...
+def execute_real(
+    stay: npt.ArrayLike, swap: npt.ArrayLike, alternative: str, method: str, rtol: float, n_resamples: int,
+    n_threads: int, seed: Optional[int], draw_seed: Optional[Callable[[], int]],
+    magnitude: Optional[npt.ArrayLike] = None, exponent: int = 0, grid: Optional[int] = None,
+    grid_scores: Optional[tuple[npt.ArrayLike, npt.ArrayLike]] = None,
+) -> Outcome: ...
+def paired_sum_pvalue(
+    x: object, y: object, alternative: str, method: str, limits: PlanLimits, n_resamples: int, n_threads: int,
+    draw_seed: Optional[Callable[[], int]],
+) -> Optional[tuple[EffectSummary, Outcome, Optional[bytes]]]: ...
+def cap_total_mass(pmf: npt.ArrayLike) -> npt.NDArray[np.float64]: ...
 
 # What grouped_pvalue takes on unasked (cpp/include/pairperm/pvalue.hpp)
 grouped_max_window: float

@@ -7,10 +7,9 @@ int64 overflow) so that no engine has to check or convert them again.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Optional, Union
+from typing import Any, NoReturn, Optional, Union
 
 import numpy as np
 
@@ -29,44 +28,64 @@ class LocalEffects:
 
     Built from paired scores (`paired`: stay = x - y, swap = y - x, materialised only when
     an engine or an interval's record needs them) or from explicit stay/swap (`from_arrays`).
+    The summary, which also refuses integers too large for the core's sums, is made where the
+    p-value is computed (the executor makes it in the same call and hands it back), or on first
+    use by anything else; either way its error names the arrays as `names` and `func` say.
     """
 
-    summary: Any  # _core.EffectSummary (1-D), _core.MultiSummary (m-D); None for real-valued effects
     _x: np.ndarray
     _y: np.ndarray
     _paired: bool
     # Real-valued paired scores: the round-off of forming x - y from them (see ScoreRoundoff).
     roundoff: Optional[ScoreRoundoff] = None
+    _func: str = ""
+    _names: tuple[str, str] = ("stay", "swap")
 
     @classmethod
     def paired(cls, x: np.ndarray, y: np.ndarray, func: str = "", names: tuple[str, str] = ("x", "y"),
                roundoff: Optional[ScoreRoundoff] = None) -> LocalEffects:
         """Scores of two systems, validated (N,) of one dtype: the local effects of T = sum(x) - sum(y).
-        The core's summary also refuses integers too large for its sums (see `as_score_pair`).
         Real-valued scores that are sums of item scores (units, samples) pass the round-off of
         those sums in `roundoff`; without it, x and y are taken as the scores read."""
-        if x.dtype.kind == "f":
-            return cls(None, x, y, True, roundoff)
-        try:
-            return cls(_core.summarize_paired(x, y), x, y, True)
-        except ValueError as exc:
-            name_too_large(((x, names[0]), (y, names[1])), func, exc)
+        return cls(x, y, True, roundoff if x.dtype.kind == "f" else None, func, names)
 
     @classmethod
     def from_arrays(cls, stay: np.ndarray, swap: np.ndarray, func: str = "",
                     names: tuple[str, str] = ("stay", "swap")) -> LocalEffects:
         """Validated int64 stay and swap of equal shape (N,) or (N, m)."""
-        try:
-            if stay.ndim == 1:
-                return cls(_core.summarize(stay, swap), stay, swap, False)
-            return cls(_core.summarize_multi(stay, swap), stay, swap, False)
-        except ValueError as exc:
-            name_too_large(((stay, names[0]), (swap, names[1])), func, exc)
+        return cls(stay, swap, False, None, func, names)
 
     @classmethod
     def real(cls, stay: np.ndarray, swap: np.ndarray) -> LocalEffects:
         """Validated float64 stay and swap (real-valued effects: no integer summary)."""
-        return cls(None, stay, swap, False)
+        return cls(stay, swap, False)
+
+    @cached_property
+    def summary(self) -> Any:
+        """_core.EffectSummary (1-D) or _core.MultiSummary (m-D); None for real-valued effects."""
+        if self.is_real:
+            return None
+        try:
+            if self._paired:
+                return _core.summarize_paired(self._x, self._y)
+            if self._x.ndim == 1:
+                return _core.summarize(self._x, self._y)
+            return _core.summarize_multi(self._x, self._y)
+        except ValueError as exc:
+            self.refused(exc)
+
+    def refused(self, error: ValueError) -> NoReturn:
+        """Raise the core's refusal of these effects' sums, naming the arrays (any other error
+        as it is)."""
+        name_too_large(((self._x, self._names[0]), (self._y, self._names[1])), self._func, error)
+
+    def summary_if_made(self) -> Any:
+        """The summary where it has been made, else None (the executor then makes it)."""
+        return self.__dict__.get("summary")
+
+    def adopt_summary(self, summary: Any) -> None:
+        """Keep the summary the executor made of these effects."""
+        self.__dict__["summary"] = summary
 
     @classmethod
     def read(cls, stay: Any, swap: Any, func: str, *, ndim: Union[int, tuple] = 1,
@@ -92,6 +111,11 @@ class LocalEffects:
             return cls.real(stay_a, swap_a)
         return cls.from_arrays(stay_a, swap_a, func, names)
 
+    def core_arrays(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        """What the core's executor reads in place: (x, y, True) for paired scores (stay = x - y,
+        never formed here), else (stay, swap, False)."""
+        return self._x, self._y, self._paired
+
     def differences(self) -> np.ndarray:
         """The differences stay = x - y as the result's own copy: the arrays read may be the
         caller's, who may change them once the test has returned."""
@@ -99,7 +123,8 @@ class LocalEffects:
 
     @cached_property
     def stay(self) -> np.ndarray:
-        # x - y cannot overflow: the summary checked the sums of |x| + |y|.
+        # x - y cannot overflow where the summary checked the sums of |x| + |y|; where it is not
+        # made yet, the executor's summary refuses such sums before any result is formed.
         return self._x - self._y if self._paired else self._x
 
     @cached_property
@@ -121,7 +146,7 @@ class LocalEffects:
 
     @property
     def is_real(self) -> bool:
-        return self.summary is None
+        return self._x.dtype.kind == "f"
 
     @property
     def n_varying(self) -> int:
@@ -162,30 +187,19 @@ class LocalEffects:
         if self.one_d:
             engine_fn = _core.convolve_dp if engine == "dp" else _core.convolve_fft
             off, pmf, tm = engine_fn(self.stay, self.swap)
-            return Distribution(off, _at_most_one(pmf, engine), tm, engine)
+            return Distribution(off, pmf, tm, engine)
         offs, pmf, tm = _core.convolve_dp_multi(self.stay, self.swap)
         return MultiDistribution(offs, pmf, tm, engine)
 
 
 def grouped_distribution(summary: Any, one_d: bool) -> Union[Distribution, MultiDistribution]:
-    """The grouped engine's distribution of a summary (1-D or m-D)."""
+    """The grouped engine's distribution of a summary (1-D or m-D); the core caps an FFT route's
+    total mass at 1, which its round-off (clamped at 0) would otherwise exceed."""
     if one_d:
         off, pmf, tm = _core.grouped_distribution(summary)
-        return Distribution(off, _at_most_one(pmf, "auto"), tm, "auto")
+        return Distribution(off, pmf, tm, "auto")
     offs, pmf, tm = _core.grouped_distribution_multi(summary)
-    return MultiDistribution(offs, _at_most_one(pmf, "auto"), tm, "auto")
-
-
-def _at_most_one(pmf: np.ndarray, engine: str) -> np.ndarray:
-    """An FFT route's pmf, scaled down if its round-off (clamped at 0, so only ever adding
-    mass) lifted the total above 1: a distribution never holds more than all the probability."""
-    if engine == "dp":
-        return pmf
-    if float(pmf.sum()) <= 1.0:
-        return pmf
-    # Scaled to an exactly summed total a few ulps below 1: the total by any summation order
-    # (NumPy's pairwise sums differ between versions by ~log2(n) ulps) then stays at most 1.
-    return pmf * ((1.0 - 2.0**-46) / math.fsum(pmf.ravel().tolist()))
+    return MultiDistribution(offs, pmf, tm, "auto")
 
 
 class NullRecipe:

@@ -184,8 +184,9 @@ def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) 
         raise ValueError(f"{func}: counts too large for the exact 128-bit comparison of ratio statistics")
     args = _core.RatioStatistic(r.a_num, r.a_den, r.b_num, r.b_den, (pr.zero.numerator, pr.zero.denominator),
                                 (obs.numerator, obs.denominator))
-    # Recall's difference (2 TP_A - T) / G increases with its 1-D state TP_A.
-    return RatioStatistic(float(obs), args, increasing_in_s=kind == "recall", summary=effects.summary)
+    # Recall's difference (2 TP_A - T) / G increases with its 1-D state TP_A: the core takes the
+    # sum's tilted tail for it.
+    return RatioStatistic(float(obs), args)
 
 
 def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,

@@ -8,7 +8,7 @@ import functools
 import math
 import numbers
 import os
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -21,9 +21,10 @@ from ._errors import errors_naming
 from ._metrics import metric_named
 from ._permutation import TEST_METHODS
 from ._results import WilcoxonResult
-from ._sampling import child_seed
+from ._runner import settle
+from ._sampling import child_seed, seed_from_rng
 from ._scheduling import Progress, as_task, collect, daemon_pool, n_workers, tiles
-from ._validation import Alternative, as_int_array, is_binary
+from ._validation import N_RESAMPLES, Alternative, as_int_array, is_binary
 
 __all__ = ["PairOutcomes", "log_pvalue_of", "run_pairs"]
 
@@ -80,10 +81,12 @@ def log_pvalue_of(result: Any, pvalue: float) -> float:
     return math.log(pvalue) if pvalue > 0 else -math.inf
 
 
-def _batch_worker(matrix: np.ndarray, pairs: np.ndarray, alternative: str, method: str, n_threads: int) -> tuple:
+def _batch_worker(matrix: np.ndarray, pairs: np.ndarray, alternative: str, method: str, n_resamples: int,
+                  seeds: Optional[np.ndarray], n_threads: int) -> tuple:
     """The C++ batch on a sub-matrix of systems, planned with this process's limits (those of
-    its compare()); plain NumPy arrays and engine names back."""
-    return tuple(_core.batch_grouped_pvalues(matrix, pairs, alternative, n_threads, method, _runner.LIMITS))
+    its compare()); plain NumPy arrays, route names and the outcomes of note back."""
+    return tuple(_core.batch_pvalues(matrix, pairs, alternative, method, _runner.LIMITS, n_resamples, seeds,
+                                     n_threads))
 
 
 class PairOutcomes:
@@ -136,7 +139,13 @@ def run_pairs(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alt
                 if integral[i] else np.zeros(len(arrays[0]), np.int64)
                 for i in range(n)
             ])
-            rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, method, n_jobs, executor, prog, outcomes)
+            n_resamples = int(options.get("n_resamples", N_RESAMPLES))
+
+            def seed_of(k: int) -> int:
+                return seed_from_rng(child_seed(root, k if seed_keys is None else int(seed_keys[k])))
+
+            rest += _run_batch(matrix, pairs, batch_idx, binary, alternative, method, n_resamples, seed_of, n_jobs,
+                               executor, prog, outcomes, sys_names)
         if rest:
             item_arrays, item_options = (arrays, options) if units is None else (units[0], dict(options, groups=units[1]))
             if units is not None and units[1] is None:
@@ -149,28 +158,43 @@ def run_pairs(arrays: list, sys_names: list, pairs: np.ndarray, metric: Any, alt
 
 
 def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: list, alternative: Alternative,
-               method: str, n_jobs: Optional[int], executor: Optional[cf.Executor], prog: Progress,
-               outcomes: PairOutcomes) -> list:
-    """p-values of the integer-sum pairs `idx` by the planner's engine; returns the pairs to rerun singly."""
-    redo: list = []
+               method: str, n_resamples: int, seed_of: Callable[[int], int], n_jobs: Optional[int],
+               executor: Optional[cf.Executor], prog: Progress, outcomes: PairOutcomes, names: list) -> list:
+    """p-values of the integer-sum pairs `idx` by the core's executor; returns the pairs that
+    failed (compare() words their errors). Pairs whose next step is importance sampling come back
+    for their seeds (`seed_of(k)`, as compare() would draw it for pair k) and run once more."""
+    failed: list = []
+    needs_seed: list = []
     pair_list = pairs.tolist()  # Python ints: per-pair indexing of NumPy arrays costs more than the pair's tail
 
     def store(sub: np.ndarray, res: tuple) -> None:
-        observed, n_varying, pv, log_pv, status, planned = (v.tolist() if isinstance(v, np.ndarray) else v for v in res)
-        handed_back = len(redo)
-        for t, k in enumerate(sub.tolist()):
-            if status[t]:
-                redo.append(k)
+        observed, n_varying, pv, log_pv, route, notes = (v.tolist() if isinstance(v, np.ndarray) else v for v in res)
+        sub_list = sub.tolist()
+        held = set()
+        for t, outcome in notes:
+            k = sub_list[t]
+            held.add(t)
+            if outcome is None:
+                failed.append(k)
+            elif outcome.shortfall == "needs_seed":
+                needs_seed.append(k)
+            else:
+                i, j = pair_list[k]
+                with errors_naming(f"{_FUNC}: pair {names[i]!r} - {names[j]!r}"):
+                    settle(outcome, "permutation_test", n_varying=n_varying[t])
+                held.discard(t)
+        for t, k in enumerate(sub_list):
+            if t in held:
                 continue
             i, j = pair_list[k]
             if method == "auto" and binary[i] and binary[j]:
                 # compare() runs McNemar here; its statistic is the count of entries only A got right.
                 outcomes.set(k, discordant_counts(n_varying[t], observed[t])[0], pv[t], log_pv[t], "mcnemar_test",
-                             _runner.RESULT_ENGINE[planned[t]])
+                             route[t])
             else:
-                outcomes.set(k, observed[t], pv[t], log_pv[t], "permutation_test", _runner.RESULT_ENGINE[planned[t]])
-        # The pairs handed back are counted when compare() has run them.
-        finished = len(sub) - (len(redo) - handed_back)
+                outcomes.set(k, observed[t], pv[t], log_pv[t], "permutation_test", route[t])
+        # The pairs held back are counted when they have run.
+        finished = len(sub_list) - len(held)
         if finished:
             prog.update(finished)
 
@@ -180,17 +204,21 @@ def _run_batch(matrix: np.ndarray, pairs: np.ndarray, idx: np.ndarray, binary: l
         step = max(16, int(_BATCH_CALL_SECONDS * threads / per_pair))
         for start in range(0, idx.size, step):
             sub = idx[start:start + step]
-            store(sub, _batch_worker(matrix, pairs[sub], alternative, method, n_jobs or 0))
-        return redo
-
-    futures = {}
-    for tile in tiles(pairs[idx], len(matrix), 4 * n_workers(executor, n_jobs)):
-        sub = idx[tile]
-        used, local = np.unique(pairs[sub], return_inverse=True)
-        futures[executor.submit(_batch_worker, np.ascontiguousarray(matrix[used]),
-                                local.reshape(-1, 2).astype(np.int64), alternative, method, n_jobs or 1)] = sub
-    collect(futures, lambda fut: store(futures[fut], fut.result()))
-    return redo
+            store(sub, _batch_worker(matrix, pairs[sub], alternative, method, n_resamples, None, n_jobs or 0))
+    else:
+        futures = {}
+        for tile in tiles(pairs[idx], len(matrix), 4 * n_workers(executor, n_jobs)):
+            sub = idx[tile]
+            used, local = np.unique(pairs[sub], return_inverse=True)
+            futures[executor.submit(_batch_worker, np.ascontiguousarray(matrix[used]),
+                                    local.reshape(-1, 2).astype(np.int64), alternative, method, n_resamples, None,
+                                    n_jobs or 1)] = sub
+        collect(futures, lambda fut: store(futures[fut], fut.result()))
+    if needs_seed:
+        sub = np.array(needs_seed, dtype=np.int64)
+        seeds = np.array([seed_of(k) for k in needs_seed], dtype=np.uint64)
+        store(sub, _batch_worker(matrix, pairs[sub], alternative, method, n_resamples, seeds, n_jobs or 0))
+    return failed
 
 
 def _run_singly(arrays: list, sys_names: list, pairs: np.ndarray, idx: list, metric: Any, alternative: Alternative,

@@ -13,8 +13,8 @@ from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
-from ._runner import RESULT_ENGINE, exact_result, run
-from ._sampling import check_sampling, monte_carlo_options
+from ._runner import outcome_result, run, settle
+from ._sampling import monte_carlo_options
 from ._statistics import statistic_for
 from ._units import paired_scores
 from ._validation import (
@@ -119,28 +119,30 @@ def null_distribution(stay: ArrayLike, swap: ArrayLike, method: Literal["auto", 
 def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: str, n_resamples: Any, rng: Any,
                         n_jobs: Any) -> Optional[PermutationTestResult]:
     """The commonest call, two int64 vectors with the defaults, in one call of the core: the
-    summary, the planner and the engine where that is the trivial p = 1, the DP or the grouped
-    tail (the batch of compare_systems takes the same route for each pair), as the general
-    route computes them bit for bit, its arguments checked in the same order. None where the
-    general route has to run: arrays the core cannot read in place (other dtypes or shapes,
-    strided or misaligned), another engine, an engine that declined, or sums the core refuses
-    (whose error the general route words); it then reads the inputs once more, which those
-    routes far outweigh."""
+    summary and the executor, as the general route computes them bit for bit, its arguments
+    checked in the same order. None where the general route has to run: arrays the core cannot
+    read in place (other dtypes or shapes, strided or misaligned), or arguments refused (sums the
+    core cannot hold, sampling arguments), whose errors the general route words in its order; it
+    then reads the inputs once more."""
     func = "permutation_test"
     check_alternative(alternative, func)
     try:
-        done = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS)
+        mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
+    except (TypeError, ValueError):
+        return None  # the general route words it, after the checks that come before it
+    try:
+        done = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS, mc.n_resamples, mc.n_jobs,
+                                       lambda: mc.seed)
     except ValueError:
         return None
     if done is None:
         return None
-    summary, statistic, p, log_p, engine, d = done
-    if p is None:
-        return None
-    check_sampling(n_resamples, rng, n_jobs, func)
+    summary, outcome, d = done
+    outcome = settle(outcome, func, n_varying=summary.n_varying)
+    statistic = summary.observed
     # The differences are the result's own: the caller may change x and y after this returns.
-    return exact_result(PermutationTestResult, statistic, p, log_p, method, alternative, RESULT_ENGINE[engine], False,
-                        summary, True, statistic, ShiftEffect.of(x - y if d is None else d, "sum"))
+    return outcome_result(outcome, PermutationTestResult, statistic, method, alternative, summary, True, statistic,
+                          ShiftEffect.of(x - y if d is None else d, "sum"))
 
 
 def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamples: Any, rng: Any,
@@ -256,6 +258,7 @@ def permutation_test(
     # Plain arrays only (a subclass, e.g. a masked array, means more than its buffer); the core
     # takes those it can read in place, 1-D native int64, and declines the rest.
     if (groups is None and rtol is None and type(x) is np.ndarray and type(y) is np.ndarray
+            and x.dtype == np.int64 and y.dtype == np.int64 and x.ndim == 1
             and isinstance(method, str) and method in ("auto", "exact")):
         r = _int64_vectors_test(x, y, alternative, method, n_resamples, rng, n_jobs)
         if r is not None:

@@ -37,7 +37,7 @@ import pairperm._core as _core
 from ._errors import SupportTooLargeError
 from ._stats import clopper_pearson
 
-__all__ = ["REAL_METHODS", "REAL_MAX_EXACT", "RealPValue", "real_sum_pvalue"]
+__all__ = ["REAL_METHODS", "REAL_MAX_EXACT", "RealPValue", "real_sum_pvalue", "too_many_to_list"]
 
 REAL_METHODS = ("auto", "exact", "saddlepoint_is", "monte_carlo")
 REAL_MAX_EXACT: int = int(_core.real_max_exact_varying)
@@ -88,6 +88,15 @@ class RealPValue:
         if self.pvalue_is_bound:
             parts.append("pvalue_is_bound=True")
         return f"RealPValue({', '.join(parts)})"
+
+
+def too_many_to_list(n_varying: int) -> SupportTooLargeError:
+    """The error of method="exact" on more varying real values than it lists."""
+    return SupportTooLargeError(
+        f"method='exact' enumerates 2^n states and is limited to n <= {REAL_MAX_EXACT} entries "
+        f"with stay != swap; got n = {n_varying}. Use method='auto' (beyond that size: tilted importance "
+        f"sampling, with a relative error bar at any p) or method='monte_carlo'."
+    )
 
 
 def real_sum_pvalue(
@@ -149,38 +158,22 @@ def real_sum_pvalue(
     scores = scores or {}
 
     if method in ("auto", "exact"):
-        n_varying = int(_core.real_n_varying(stay, swap))
-        if n_varying <= REAL_MAX_EXACT:
-            p, log_p, _hits, _ = _core.real_exact(stay, swap, alternative, float(rtol), **scores)
-            return RealPValue(float(p), float(log_p), None, "exact", None, None)
-        if method == "exact":
-            raise SupportTooLargeError(
-                f"method='exact' enumerates 2^n states and is limited to n <= {REAL_MAX_EXACT} entries "
-                f"with stay != swap; got n = {n_varying}. Use method='auto' (beyond that size: tilted importance "
-                f"sampling, with a relative error bar at any p) or method='monte_carlo'."
-            )
+        o = _core.execute_real(stay, swap, alternative, method, float(rtol), int(n_resamples), n_threads, seed, None,
+                               **scores)
+        if o.shortfall == "too_many_to_list":
+            raise too_many_to_list(int(o.cost))
+        if o.route == "meet_in_the_middle":
+            return RealPValue(float(o.pvalue), float(o.log_pvalue), None, "exact", None, None)
+        return RealPValue(float(o.pvalue), float(o.log_pvalue), o.ci, "saddlepoint_is", int(o.n_resamples),
+                          float(o.saddlepoint), o.log_ci, bool(o.is_bound))
     if method == "monte_carlo":
         p, hits = _core.real_monte_carlo(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads,
                                         **scores)
         ci = clopper_pearson(int(hits), int(n_resamples))
         log_ci = (math.log(ci[0]) if ci[0] > 0 else -math.inf, math.log(ci[1]))
         return RealPValue(float(p), float(np.log(p)), ci, "monte_carlo", int(n_resamples), None, log_ci)
-    return _tilted_rounds(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads, scores)
-
-
-# Importance sampling adds rounds of n_resamples (independent streams) until the 95% interval's
-# relative half-width is at most this, or MAX_ROUNDS rounds are in. The estimator's relative
-# variance grows slowly with the depth (~3 at p ~ 1e-3, ~11 at 1e-20, ~25 at 1e-100, measured at
-# N = 10^4), so one round of 10^4 reaches it down to p ~ 1e-10 and four rounds at 1e-100.
-TARGET_RELATIVE_HALF_WIDTH = 0.05
-MAX_ROUNDS = 8
-
-
-def _tilted_rounds(stay: np.ndarray, swap: np.ndarray, alternative: str, rtol: float, n_resamples: int, seed: int,
-                   n_threads: int, scores: dict) -> RealPValue:
-    """The core pools the rounds: mean and standard error from all samples."""
-    d = _core.real_saddlepoint_is(stay, swap, alternative, rtol, n_resamples, seed, n_threads, MAX_ROUNDS,
-                                  TARGET_RELATIVE_HALF_WIDTH, **scores)
+    d = _core.real_saddlepoint_is(stay, swap, alternative, float(rtol), int(n_resamples), seed, n_threads,
+                                  _core.real_is_max_rounds, _core.real_is_target_half_width, **scores)
     ci = (float(d["ci"][0]), float(d["ci"][1]))
     log_ci = (float(d["log_ci"][0]), float(d["log_ci"][1]))
     return RealPValue(float(d["pvalue"]), float(d["log_pvalue"]), ci, "saddlepoint_is", int(d["n_resamples"]),

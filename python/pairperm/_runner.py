@@ -1,5 +1,5 @@
-"""The one pipeline under every paired-permutation test: engine choice, the enumeration
-fallback, the FFT round-off guard, the Monte Carlo loop, and the result.
+"""The one pipeline under every paired-permutation test: the core's executor for exact
+p-values (one call: the planner's engine and its fallbacks), the Monte Carlo loop, and the result.
 
 Public functions validate their arguments, build `LocalEffects` and a statistic kind
 (`_statistics`), and call `run`.
@@ -7,7 +7,6 @@ Public functions validate their arguments, build `LocalEffects` and a statistic 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -19,13 +18,13 @@ import pairperm._core as _core
 
 from ._effects import LocalEffects, NullRecipe
 from ._errors import SupportTooLargeError, warn_caller
+from ._realvalued import too_many_to_list
 from ._results import MonteCarloTestResult, PermutationTestResult, instance_maker
 from ._sampling import MC_BLOCK, MC_BLOCK_ELEMENTS, MonteCarloOptions, block_seed
 from ._smooth import smooth_pvalue
-from ._statistics import RealSumStatistic, TiltNotCertified
 from ._stats import clopper_pearson, excludes
 
-__all__ = ["LIMITS", "monte_carlo", "plan", "run"]
+__all__ = ["LIMITS", "execute", "monte_carlo", "outcome_result", "plan", "run", "settle"]
 
 if _core.vector_math_ignored:
     # Read once, when the core was loaded: a setting that names no kind caps nothing.
@@ -37,9 +36,8 @@ if _core.vector_math_ignored:
 LIMITS = _core.PlanLimits()
 # A p-value summed from an FFT-computed pmf below this is round-off.
 FFT_NOISE_FLOOR = _core.fft_noise_floor
-# The name a result reports (``engine``) for each engine the planner picks.
-RESULT_ENGINE = {"trivial": "enumeration", "dp": "dp", "fft": "fft", "grouped_tail": "grouped",
-                 "grouped_distribution": "grouped", "enumeration": "enumeration", "monte_carlo": "monte_carlo"}
+
+
 @dataclass(frozen=True)
 class MonteCarloEstimate:
     pvalue: float
@@ -61,7 +59,9 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
     "importance_sampling" (a callable statistic's tilted sampler). Where the statistic is a
     difference of two systems' metrics, `effect` is the record behind its confidence interval,
     and the result's ``difference`` is the statistic."""
-    shown = {} if effect is None else {"difference": stat.value, "_effect": effect}
+    if method in ("importance_sampling", "monte_carlo"):
+        effects.summary  # noqa: B018 - integer sums the core cannot hold are refused before sampling them
+        shown = {} if effect is None else {"difference": stat.value, "_effect": effect}
     if method == "importance_sampling":
         r = smooth_pvalue(effects, stat, alternative, n_resamples=mc.n_resamples, seed=mc.seed, n_jobs=mc.n_jobs,
                          func=func)
@@ -85,13 +85,87 @@ def run(effects: LocalEffects, stat: Any, *, alternative: str, method: str, func
             pvalue_ci=est.pvalue_ci, stopped_early=est.stopped_early, pvalue_is_floor=est.hits == 0, **shown,
         )
     if effects.is_real:
-        return _real(effects, stat, alternative, method, func, mc, result_type, shown)
-    exact = _exact(effects, stat, alternative, plan(effects, stat.kind, method), func)
-    if exact is None:
-        return _real_valued_sum(effects, stat, alternative, method, func, mc, result_type, shown)
-    p, log_p, engine, bound = exact
-    return exact_result(result_type, stat.value, p, log_p, method, alternative, engine, bound, effects.summary,
-                        effects.one_d, shown.get("difference"), effect)
+        if method in ("dp", "fft"):
+            raise ValueError(f"{func}: method={method!r} needs integer local effects; real-valued scores take "
+                             "'auto', 'exact' or 'monte_carlo'")
+        if not hasattr(stat, "core_real"):
+            return _listed(effects, stat, alternative, method, func, result_type,
+                           {} if effect is None else {"difference": stat.value, "_effect": effect})
+    outcome = settle(execute(effects, stat, alternative, method, mc), func, effects)
+    value = stat.value  # S itself is read from the summary the executor made
+    return outcome_result(outcome, result_type, value, method, alternative, effects.summary, effects.one_d,
+                          value if effect is not None else None, effect)
+
+
+def execute(effects: LocalEffects, stat: Any, alternative: str, method: str, mc: MonteCarloOptions) -> Any:
+    """The core's outcome for an exact method: one call, which also makes the effects' summary
+    (kept on them) where it is not made yet, and whose sampled routes draw the seed from `mc`
+    only when they run."""
+    draw_seed = lambda: mc.seed  # noqa: E731
+    if effects.is_real:
+        stay, swap = stat.core_real()
+        return _core.execute_real(stay, swap, alternative, method, stat.rtol or 0.0, mc.n_resamples, mc.n_jobs, None,
+                                  draw_seed, **stat.core_scores())
+    a, b, paired = effects.core_arrays()
+    core = stat.core_statistic(alternative)
+    summary: Any
+    try:
+        if effects.one_d:
+            summary, outcome = _core.execute(effects.summary_if_made(), a, b, paired, core, stat.kind, alternative,
+                                             method, LIMITS, mc.n_resamples, mc.n_jobs, None, draw_seed)
+        else:
+            summary, outcome = _core.execute(effects.summary_if_made(), a, b, core, stat.kind, alternative, method,
+                                             LIMITS, mc.n_resamples, mc.n_jobs, None, draw_seed)
+    except ValueError as exc:
+        effects.refused(exc)
+    effects.adopt_summary(summary)
+    return outcome
+
+
+def settle(outcome: Any, func: str, effects: Optional[LocalEffects] = None, n_varying: Optional[int] = None) -> Any:
+    """The outcome where it holds a p-value (warning where that is only a bound); otherwise the
+    error that says which limit was reached."""
+    why = outcome.shortfall
+    if why == "below_fft_floor":
+        floor = FFT_NOISE_FLOOR
+        if outcome.dp_within_limit:
+            warn_caller(
+                f"the p-value is below the FFT engine's round-off ({floor:g}) and its exact recomputation "
+                f"exceeds the unasked budget; reporting p <= {floor:g} (pvalue_is_bound=True). method='dp' "
+                "computes the exact value.",
+            )
+        else:
+            warn_caller(
+                f"the p-value is below the FFT engine's round-off ({floor:g}) and the exact DP is out of "
+                f"reach; reporting p <= {floor:g} (pvalue_is_bound=True).",
+            )
+    elif why == "no_sample_hit":
+        warn_caller(
+            f"{func}: no importance sample reached the rejection region in {outcome.n_resamples} draws; reporting "
+            "the Chernoff upper bound of the tail (pvalue_is_bound=True). A larger n_resamples estimates it."
+        )
+    if outcome.route:
+        return outcome
+    if why == "dp_too_costly":
+        raise SupportTooLargeError(
+            f"{func}: method='dp' would need ~{outcome.cost:.2g} multiply-adds (hours or more); use "
+            "method='auto' or method='monte_carlo'"
+        )
+    if why == "band_too_costly":
+        raise SupportTooLargeError(
+            f"{func}: the band-limited inversion would need ~{outcome.cost:.2g} group evaluations (the ranks leave "
+            "many frequencies where the null's characteristic function is not negligible); use "
+            "method='monte_carlo'"
+        )
+    if why == "too_many_to_list":
+        raise too_many_to_list(int(outcome.cost))
+    if outcome.detail:
+        raise SupportTooLargeError(f"{func}: {outcome.detail}")
+    varying = effects.n_varying if effects is not None else n_varying
+    raise SupportTooLargeError(
+        f"{func}: exact computation is out of reach for these local effects ({varying} entries vary, "
+        f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
+    )
 
 
 # The results of the exact engines, by result type.
@@ -100,120 +174,44 @@ _EXACT_FIELDS = ("statistic", "pvalue", "log_pvalue", "method", "alternative", "
 _EXACT_RESULT: dict[type, Callable[..., Any]] = {
     t: instance_maker(t, *_EXACT_FIELDS) for t in (PermutationTestResult, MonteCarloTestResult)
 }
+# Routes of the real-valued engine, which has no distribution to keep.
+_REAL_ROUTES = ("meet_in_the_middle", "saddlepoint_is")
 
 
-def exact_result(result_type: type, statistic: Any, p: float, log_p: float, method: str, alternative: str,
-                 engine: str, bound: bool, summary: Any, one_d: bool, difference: Any = None,
-                 effect: Any = None) -> Any:
-    """The result of an exact engine (`engine` as results name it), which keeps the recipe of
+def outcome_result(outcome: Any, result_type: type, statistic: Any, method: str, alternative: str, summary: Any,
+                   one_d: bool, difference: Any = None, effect: Any = None) -> Any:
+    """The result of an executed test (`outcome` settled). An exact engine's keeps the recipe of
     its null distribution: the grouped engine's, or the DP's or FFT's where those ran; with the
     difference of two systems' metrics and the record behind its interval where there is one."""
-    null_engine = engine if engine in ("dp", "fft") else "auto"
-    return _EXACT_RESULT[result_type](statistic, p, log_p, method, alternative, engine, bound,
-                                      NullRecipe(summary, one_d, null_engine), difference, effect)
+    engine = outcome.route
+    if engine not in _REAL_ROUTES:
+        null_engine = engine if engine in ("dp", "fft") else "auto"
+        return _EXACT_RESULT[result_type](statistic, outcome.pvalue, outcome.log_pvalue, method, alternative, engine,
+                                          outcome.is_bound, NullRecipe(summary, one_d, null_engine), difference,
+                                          effect)
+    shown = {} if effect is None else {"difference": difference, "_effect": effect}
+    sampled = engine == "saddlepoint_is"
+    return result_type(
+        statistic=statistic, method=method, alternative=alternative, **shown, pvalue=outcome.pvalue,
+        log_pvalue=outcome.log_pvalue, engine=engine, n_resamples=outcome.n_resamples if sampled else None,
+        pvalue_ci=outcome.ci if sampled else None, log_pvalue_ci=outcome.log_ci if sampled else None,
+        pvalue_is_bound=outcome.is_bound,
+    )
 
 
-def _real(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
-          mc: MonteCarloOptions, result_type: type, shown: dict) -> Any:
-    """Real-valued local effects: no dense distribution exists, so exact means enumeration
-    (meet in the middle for the sum, listing for other statistics) and large inputs are
-    estimated with a relative error bar (tilted importance sampling)."""
-    if method in ("dp", "fft"):
-        raise ValueError(f"{func}: method={method!r} needs integer local effects; real-valued scores take "
-                         "'auto', 'exact' or 'monte_carlo'")
-    done = dict(statistic=stat.value, method=method, alternative=alternative, **shown)
-    if hasattr(stat, "exact_or_tilted"):
-        r = stat.exact_or_tilted(alternative, method, mc.n_resamples, mc.seed, mc.n_jobs)
-        engine = "meet_in_the_middle" if r.method == "exact" else r.method
-        if r.pvalue_is_bound:
-            warn_caller(
-                f"{func}: no importance sample reached the rejection region in {r.n_resamples} draws; reporting "
-                "the Chernoff upper bound of the tail (pvalue_is_bound=True). A larger n_resamples estimates it."
-            )
-        return result_type(**done, pvalue=r.pvalue, log_pvalue=r.log_pvalue, engine=engine,
-                           n_resamples=r.n_resamples, pvalue_ci=r.pvalue_ci, log_pvalue_ci=r.log_pvalue_ci,
-                           pvalue_is_bound=r.pvalue_is_bound)
+def _listed(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str, result_type: type,
+            shown: dict) -> Any:
+    """A statistic other than the sum of real-valued effects: no distribution exists, so exact
+    means listing all 2^n states."""
     if effects.n_varying > LIMITS.max_listed_entries:
         raise SupportTooLargeError(
             f"{func}: exact computation for a statistic of real-valued effects lists all 2^n states and is limited "
             f"to n <= {LIMITS.max_listed_entries} varying entries; got {effects.n_varying}; use method='monte_carlo'"
         )
-    p = _enumerate(effects, stat, alternative)
-    return result_type(**done, pvalue=p, log_pvalue=math.log(p) if p > 0 else -math.inf, engine="enumeration")
-
-
-def _real_valued_sum(effects: LocalEffects, stat: Any, alternative: str, method: str, func: str,
-                     mc: MonteCarloOptions, result_type: type, shown: dict) -> Any:
-    """Integer effects too widely spread for the grouped engine and too many to list: the
-    planner hands the sum to the real-valued engine, exact in float64 for them (meet in the
-    middle up to 40 varying entries, tilted importance sampling beyond: `engine` says which)."""
-    real = LocalEffects.real(effects.stay.astype(np.float64), effects.swap.astype(np.float64))
-    r = _real(real, RealSumStatistic(real, 0.0), alternative, method, func, mc, result_type, shown)
-    return dataclasses.replace(r, statistic=stat.value)
-
-
-def _exact(effects: LocalEffects, stat: Any, alternative: str, plan: Any, func: str) -> Optional[tuple]:
-    """(p, log p, engine that ran, whether p is only a bound) by the planner's engine, or None
-    where it hands the sum over to the real-valued engine."""
-    engine = plan.engine
-    why_not_tilted = None
-    if engine == "grouped_tail":
-        try:
-            p, log_p = stat.tilted(alternative)
-            return p, log_p, "grouped", False
-        except SupportTooLargeError as err:
-            engine = plan.fallback  # the tilted window did not fit after all
-            why_not_tilted = err
-        except TiltNotCertified:
-            return _from_distribution(effects, stat, alternative, "auto", plan)
-    elif engine == "grouped_distribution":
-        try:
-            return _from_distribution(effects, stat, alternative, "auto", plan)
-        except SupportTooLargeError:
-            engine = plan.fallback
-    if engine == "trivial":
-        return 1.0, 0.0, RESULT_ENGINE[engine], False
-    if engine in ("dp", "fft"):
-        return _from_distribution(effects, stat, alternative, engine, plan)
-    if engine == "enumeration":
-        p = _enumerate(effects, stat, alternative)
-        return p, (math.log(p) if p > 0 else -math.inf), "enumeration", False
-    if engine == "real_valued":
-        return None
-    if plan.reason == "dp_too_costly":
-        raise SupportTooLargeError(
-            f"{func}: method='dp' would need ~{plan.dp_cost:.2g} multiply-adds (hours or more); use "
-            "method='auto' or method='monte_carlo'"
-        )
-    if why_not_tilted is not None:
-        raise SupportTooLargeError(f"{func}: {why_not_tilted}") from why_not_tilted
-    raise SupportTooLargeError(
-        f"{func}: exact computation is out of reach for these local effects ({effects.n_varying} entries vary, "
-        f"with differences spread too widely for the grouped engine's window); use method='monte_carlo'"
-    )
-
-
-def _from_distribution(effects: LocalEffects, stat: Any, alternative: str, engine: str, plan: Any) -> tuple:
-    dist = effects.distribution(engine)
-    p = stat.from_distribution(dist, alternative)
-    if engine == "dp" or p >= FFT_NOISE_FLOOR:
-        return p, (math.log(p) if p > 0 else -math.inf), ("grouped" if engine == "auto" else engine), False
-    # Below the FFT's round-off: the DP's relative accuracy resolves it when affordable.
-    if plan.below_noise_floor == "dp":
-        p = stat.from_distribution(effects.distribution("dp"), alternative)
-        return p, (math.log(p) if p > 0 else -math.inf), "dp", False
-    if plan.dp_within_limit:
-        warn_caller(
-            f"the p-value is below the FFT engine's round-off ({FFT_NOISE_FLOOR:g}) and its exact recomputation "
-            f"exceeds the unasked budget; reporting p <= {FFT_NOISE_FLOOR:g} (pvalue_is_bound=True). method='dp' "
-            "computes the exact value.",
-        )
-    else:
-        warn_caller(
-            f"the p-value is below the FFT engine's round-off ({FFT_NOISE_FLOOR:g}) and the exact DP is out of "
-            f"reach; reporting p <= {FFT_NOISE_FLOOR:g} (pvalue_is_bound=True).",
-        )
-    return FFT_NOISE_FLOOR, math.log(FFT_NOISE_FLOOR), ("grouped" if engine == "auto" else engine), True
+    states = enumerate_states(effects)
+    p = stat.count(states, alternative) / len(states)  # exact: both are integers below 2^53
+    return result_type(statistic=stat.value, method=method, alternative=alternative, **shown, pvalue=p,
+                       log_pvalue=math.log(p) if p > 0 else -math.inf, engine="enumeration")
 
 
 def enumerate_states(effects: LocalEffects) -> np.ndarray:
@@ -225,11 +223,6 @@ def enumerate_states(effects: LocalEffects) -> np.ndarray:
     for d in delta[(delta != 0).any(axis=1)]:
         states = np.concatenate((states, states + d))
     return states
-
-
-def _enumerate(effects: LocalEffects, stat: Any, alternative: str) -> float:
-    states = enumerate_states(effects)
-    return stat.count(states, alternative) / len(states)  # exact: both are integers below 2^53
 
 
 # ---------------------------------------------------------------- Monte Carlo

@@ -34,7 +34,6 @@ import pairperm._core as _core
 
 from ._effects import LocalEffects
 from ._errors import warn_caller
-from ._realvalued import MAX_ROUNDS, TARGET_RELATIVE_HALF_WIDTH
 from ._sampling import block_seed
 from ._validation import apply_vectorised
 
@@ -158,7 +157,7 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
                   n_jobs: int, func: str) -> SmoothPValue:
     """Tilted importance sampling of P[h(S*) at least as extreme as h_obs] (`stat`: a
     ``CallableStatistic``), rounds of `n_resamples` pooled until the relative 95% half-width
-    is at most 5% (at most MAX_ROUNDS rounds), as the real-valued route."""
+    is at most 5% (at most real_is_max_rounds rounds), as the real-valued route."""
     n, m = effects.n, effects.m
     stay = effects.stay.reshape(n, m).astype(np.float64)
     swap = effects.swap.reshape(n, m).astype(np.float64)
@@ -223,7 +222,7 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
     done = hits = chunk = 0
     result: Optional[SmoothPValue] = None
     per_tilt = -(-n_resamples // n_tilts)
-    for _ in range(MAX_ROUNDS):
+    for _ in range(_core.real_is_max_rounds):
         for tl in tilts:
             left = per_tilt
             while left > 0:
@@ -245,7 +244,7 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
         result = _estimate(np.concatenate(log_w_hits), done, hits, n_var)
         rel_hw = 0.5 * (math.exp(result.log_pvalue_ci[1] - result.log_pvalue)
                         - math.exp(result.log_pvalue_ci[0] - result.log_pvalue))
-        if rel_hw <= TARGET_RELATIVE_HALF_WIDTH:
+        if rel_hw <= _core.real_is_target_half_width:
             break
     if result is not None:
         return result

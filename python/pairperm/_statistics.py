@@ -18,16 +18,11 @@ import pairperm._core as _core
 
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
-from ._realvalued import real_sum_pvalue
 from ._validation import RTOL, apply_vectorised
 
 __all__ = ["CallableStatistic", "RatioStatistic", "RealSumStatistic", "SumStatistic", "reject_sums", "statistic_for"]
 
 Dist = Union[Distribution, MultiDistribution]
-
-
-class TiltNotCertified(Exception):
-    """The tilted tail could not certify its neglected mass: use the distribution route."""
 
 
 def reject_sums(sums: np.ndarray, observed: int, twice_mean: int, alternative: str) -> np.ndarray:
@@ -41,58 +36,58 @@ def reject_sums(sums: np.ndarray, observed: int, twice_mean: int, alternative: s
 
 
 class SumStatistic:
-    """The statistic S itself (1-D integer local effects), compared in exact integers."""
+    """The statistic S itself (1-D integer local effects), compared in exact integers; the
+    core evaluates it. Its kind is "signed_rank_sum" for the Wilcoxon test (whose wide rank
+    spreads the band-limited inversion takes under "auto")."""
 
-    def __init__(self, effects: LocalEffects) -> None:
-        self._summary = effects.summary
-        self.value: int = int(effects.summary.observed)
-        self._twice_mean = int(effects.summary.twice_mean)
+    def __init__(self, effects: LocalEffects, kind: str = "sum") -> None:
+        self._effects = effects  # its summary is made by the executor, where the p-value is
+        self.kind = kind
 
-    kind = "sum"
+    @property
+    def value(self) -> int:
+        return int(self._effects.summary.observed)
 
-    def tilted(self, alternative: str) -> tuple[float, float]:
-        p, log_p = _core.grouped_pvalue(self._summary, alternative)
-        return float(p), float(log_p)
-
-    def from_distribution(self, dist: Dist, alternative: str) -> float:
-        assert isinstance(dist, Distribution)
-        p, _ = _core.pvalue_from_distribution(dist.offset, dist.pmf, self.value, self._twice_mean, alternative)
-        return float(p)
+    def core_statistic(self, alternative: str) -> None:
+        return None
 
     def count(self, sums: np.ndarray, alternative: str) -> int:
-        return int(np.count_nonzero(reject_sums(sums[:, 0], self.value, self._twice_mean, alternative)))
+        twice_mean = int(self._effects.summary.twice_mean)
+        return int(np.count_nonzero(reject_sums(sums[:, 0], self.value, twice_mean, alternative)))
 
 
 class RatioStatistic:
     """A difference of two ratios of affine functions of S (F-beta, precision, recall),
     compared by exact integer cross-multiplication in the core."""
 
-    def __init__(self, value: float, core_args: Any, *, increasing_in_s: bool, summary: Any) -> None:
+    def __init__(self, value: float, core_args: Any) -> None:
         self.value = value
         self._args: Any = core_args
-        # Recall's difference is increasing in its 1-D S: the grouped engine's tails apply.
-        self._increasing = increasing_in_s
-        self._summary = summary
 
     kind = "tail"
 
-    def tilted(self, alternative: str) -> tuple[float, float]:
-        if self._increasing:
-            p, log_p = _core.grouped_pvalue(self._summary, alternative)
-            return float(p), float(log_p)
-        # 2-D: each tail summed under its own exponential tilt (relative accuracy at any depth).
-        p, log_p, certified = _core.ratio_tail_pvalue(self._summary, self._args, alternative)
-        if not certified:
-            raise TiltNotCertified()
-        return float(p), float(log_p)
-
-    def from_distribution(self, dist: Dist, alternative: str) -> float:
-        offset = (dist.offset,) if isinstance(dist, Distribution) else dist.offset
-        p, _ = _core.ratio_pvalue(offset, dist.pmf, self._args, alternative)
-        return float(p)
+    def core_statistic(self, alternative: str) -> Any:
+        return self._args
 
     def count(self, sums: np.ndarray, alternative: str) -> int:
         return int(_core.ratio_count(np.ascontiguousarray(sums, dtype=np.int64), self._args, alternative))
+
+
+class _NullCallbacks:
+    """What the core's executor calls for a statistic it cannot evaluate itself: the p-value
+    over each null distribution it computes, and the count over listed states."""
+
+    def __init__(self, stat: CallableStatistic, alternative: str) -> None:
+        self._stat = stat
+        self._alternative = alternative
+
+    def pvalue(self, offset: tuple, pmf: np.ndarray, truncated_mass: float) -> float:
+        dist: Dist = (Distribution(offset[0], pmf, truncated_mass, "auto") if self._stat.one_d
+                      else MultiDistribution(offset, pmf, truncated_mass, "auto"))
+        return self._stat.from_distribution(dist, self._alternative)
+
+    def count(self, states: np.ndarray) -> int:
+        return self._stat.count(states, self._alternative)
 
 
 class CallableStatistic:
@@ -114,6 +109,9 @@ class CallableStatistic:
         self._slack = 0.0 if h_obs.dtype.kind in "iu" else rtol * abs(self.value)
 
     kind = "distribution"
+
+    def core_statistic(self, alternative: str) -> _NullCallbacks:
+        return _NullCallbacks(self, alternative)
 
     def extreme(self, points: np.ndarray, alternative: str) -> np.ndarray:
         h = apply_vectorised(self.fn, points[:, 0] if self.one_d else points, len(points), self._func)
@@ -152,8 +150,6 @@ class RealSumStatistic:
     when rtol is given; identically in every route: exact enumeration, tilted importance
     sampling and plain Monte Carlo all compare against the same thresholds in the core."""
 
-    has_tilted = False
-
     def __init__(self, effects: LocalEffects, rtol: Optional[float]) -> None:
         self._stay = np.ascontiguousarray(effects.stay, dtype=np.float64)
         self._swap = np.ascontiguousarray(effects.swap, dtype=np.float64)
@@ -168,10 +164,13 @@ class RealSumStatistic:
                 "(the p-value of a sum does not depend on their units)"
             ) from None
 
-    def exact_or_tilted(self, alternative: str, method: str, n_resamples: int, seed: int, n_jobs: int) -> Any:
-        return real_sum_pvalue(self._stay, self._swap, alternative=alternative, method=method,
-                               n_resamples=n_resamples, seed=seed, rtol=self.rtol, n_threads=n_jobs,
-                               scores=self._scores)
+    def core_real(self) -> tuple[np.ndarray, np.ndarray]:
+        """stay and swap, as the core's executor reads them."""
+        return self._stay, self._swap
+
+    def core_scores(self) -> dict:
+        """The scores' magnitudes and grid behind the tie slack (empty: the effects as read)."""
+        return self._scores
 
     def block_hits(self, k: int, seed: int, alternative: str, n_jobs: int) -> int:
         """Hits among k plain null resamples drawn by the core with the same tie thresholds."""

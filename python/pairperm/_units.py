@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
@@ -147,10 +148,6 @@ def paired_scores(x: np.ndarray, y: np.ndarray, groups: Any, func: str, raw_x: A
     return PairedUnits(xs, ys, roundoff, sizes)
 
 
-# Marks "no nonzero score": every value is a multiple of any power of two.
-_NO_GRID = 1 << 20
-
-
 @dataclass(frozen=True)
 class ScoreRoundoff:
     """How far round-off can move each unit's difference X - Y of real-valued scores from its
@@ -170,10 +167,11 @@ class ScoreRoundoff:
 
     magnitude: np.ndarray
     exponent: int
-    grid: int
-    # Every unit sum, difference and sum of differences of the units that vary is exact in
-    # binary64 (the core's rule, on the same units): no slack.
-    exact: bool
+    # The scores of the units that vary, of each system: their binary grid is what decides
+    # whether the sums are exact (units whose sums are equal cancel in the core and need none).
+    varying_scores: tuple[np.ndarray, np.ndarray]
+    # Which units vary.
+    varying: np.ndarray
 
     @classmethod
     def of(cls, x: np.ndarray, y: np.ndarray, xs: np.ndarray, ys: np.ndarray, units: Optional[Units]) -> ScoreRoundoff:
@@ -194,14 +192,24 @@ class ScoreRoundoff:
             count = sizes.astype(np.float64) * per_item
             differ = np.repeat(varying, sizes)[np.argsort(units.order, kind="stable")]
         magnitude = np.ascontiguousarray((count + 1.0) * (ax + ay), dtype=np.float64)
-        # Units whose sums are equal cancel in the core and need no grid; the others' scores do.
-        grid = min(_core.grid_exponent(x[differ], _NO_GRID), _core.grid_exponent(y[differ], _NO_GRID))
-        exact = bool(_core.real_sums_exact_on_grid(float(magnitude[varying].sum()), grid - exponent))
-        return cls(magnitude, exponent, grid, exact)
+        scores = (np.ascontiguousarray(x[differ], dtype=np.float64), np.ascontiguousarray(y[differ], dtype=np.float64))
+        return cls(magnitude, exponent, scores, varying)
+
+    @cached_property
+    def grid(self) -> int:
+        """Every score of a varying unit is a multiple of 2^grid."""
+        xs, ys = self.varying_scores
+        return min(_core.grid_exponent(xs, _core.no_score_grid), _core.grid_exponent(ys, _core.no_score_grid))
+
+    @cached_property
+    def exact(self) -> bool:
+        """Every unit sum, difference and sum of differences of the units that vary is exact in
+        binary64 (the core's rule, on the same units): no slack."""
+        return bool(_core.real_sums_exact_on_grid(float(self.magnitude[self.varying].sum()), self.grid - self.exponent))
 
     def core_args(self) -> dict:
-        """Keyword arguments of the core's real-valued tests."""
-        return {"magnitude": self.magnitude, "exponent": self.exponent, "grid": self.grid}
+        """Keyword arguments of the core's real-valued tests (which find the scores' grid themselves)."""
+        return {"magnitude": self.magnitude, "exponent": self.exponent, "grid_scores": self.varying_scores}
 
     def differences(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The unit differences X - Y and the round-off bound of each, both in units of

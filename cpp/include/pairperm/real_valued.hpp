@@ -76,6 +76,9 @@ bool sums_exact_on_grid(double magnitude, int grid);
 
 // The largest e such that every v[i] (finite: callers check) is an integer multiple of 2^e;
 // `none` where every v[i] is 0.
+// What marks "no nonzero score" among scores: every value is a multiple of any power of two
+// up to it, far beyond the grid any sum needs.
+inline constexpr int no_score_grid = 1 << 20;
 int grid_exponent(const double* v, std::size_t n, int none);
 
 RealProblem real_problem(const double* stay, const double* swap, std::size_t n, Alternative alternative,
