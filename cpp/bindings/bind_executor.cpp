@@ -110,9 +110,7 @@ const std::int64_t* int64_vector(py::handle h, std::size_t& n) {
     return a.data();
 }
 
-}  // namespace
-
-void bind_executor(py::module_& m) {
+void bind_outcome(py::module_& m) {
     py::class_<Outcome>(m, "Outcome", "What the executor computed: the p-value and the route, or why not.")
         .def_readonly("pvalue", &Outcome::pvalue)
         .def_readonly("log_pvalue", &Outcome::log_pvalue)
@@ -156,9 +154,10 @@ void bind_executor(py::module_& m) {
                 o.saddlepoint = ci[4].cast<double>();
                 return o;
             }));
-    m.attr("real_is_max_rounds") = real_is_max_rounds;
-    m.attr("real_is_target_half_width") = real_is_target_half_width;
+}
 
+// execute on 1-D and m-D integer effects, and the cap of an FFT route's total mass.
+void bind_integer_execute(py::module_& m) {
     m.def(
         "execute",
         [](py::object summary, const int_array& a, const int_array& b, bool paired,
@@ -224,6 +223,16 @@ void bind_executor(py::module_& m) {
         py::arg("summary"), py::arg("stay"), py::arg("swap"), py::arg("statistic"), py::arg("kind"), py::arg("alternative"),
         py::arg("method"), py::arg("limits"), py::arg("n_resamples"), py::arg("n_threads"), py::arg("seed"),
         py::arg("draw_seed"), "The same for m-D local effects (stay, swap of shape (N, m)).");
+}
+
+}  // namespace
+
+void bind_executor(py::module_& m) {
+    bind_outcome(m);
+    m.attr("real_is_max_rounds") = real_is_max_rounds;
+    m.attr("real_is_target_half_width") = real_is_target_half_width;
+
+    bind_integer_execute(m);
     m.def(
         "execute_real",
         [](const real_array& stay, const real_array& swap, const std::string& alternative, const std::string& method,

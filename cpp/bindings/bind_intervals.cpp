@@ -6,7 +6,10 @@
 
 namespace pairperm::bindings {
 
-void bind_intervals(py::module_& m) {
+namespace {
+
+// The binomial confidence intervals of every sampling test.
+void bind_binomial_intervals(py::module_& m) {
     m.def(
         "clopper_pearson",
         [](std::int64_t hits, std::int64_t n, double confidence) {
@@ -17,6 +20,12 @@ void bind_intervals(py::module_& m) {
         "regularized_beta",
         [](std::int64_t a, std::int64_t b, double x) { return without_gil([&] { return regularized_beta(a, b, x); }); },
         py::arg("a"), py::arg("b"), py::arg("x"), "I_x(a, b) = P[Binomial(a + b - 1, x) >= a].");
+}
+
+}  // namespace
+
+void bind_intervals(py::module_& m) {
+    bind_binomial_intervals(m);
     m.attr("lattice_budget") = lattice_budget;
     m.attr("lattice_counted_items") = lattice_counted_items;
     m.def(

@@ -144,10 +144,13 @@ inline std::size_t check_pair(const int_array& a, const int_array& b) {
     return static_cast<std::size_t>(a.shape(0));
 }
 
-void bind_distributions(py::module_& m);
-void bind_tests(py::module_& m);
+void bind_local_effects(py::module_& m);
+void bind_engines(py::module_& m);
+void bind_pvalue(py::module_& m);
+void bind_band_tail(py::module_& m);
+void bind_monte_carlo(py::module_& m);
 void bind_multidim(py::module_& m);
-void bind_toolbox(py::module_& m);
+void bind_bootstrap(py::module_& m);
 void bind_runtime(py::module_& m);
 void bind_real(py::module_& m);
 void bind_intervals(py::module_& m);

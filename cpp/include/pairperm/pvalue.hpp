@@ -49,6 +49,13 @@ const std::string& vector_math_ignored();
 inline constexpr double grouped_max_window = 8388608.0;  // 2^23
 inline constexpr double grouped_max_work = 2e8;
 
+// The one rule for what the grouped engine takes on unasked, for its tails and its
+// distributions alike: a window of `window` entries, and work of window / 2 frequencies times
+// the groups (at least one).
+inline bool grouped_within_limits(double window, double groups) {
+    return window <= grouped_max_window && window / 2.0 * (groups < 1.0 ? 1.0 : groups) <= grouped_max_work;
+}
+
 // Whether grouped_pvalue on this summary stays within the limits above (worst-case
 // estimate from the Hoeffding window of the tilted law, no work done).
 bool grouped_pvalue_is_affordable(const EffectSummary& summary);
