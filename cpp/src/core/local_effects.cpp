@@ -11,6 +11,7 @@
 
 #include "core/clones.hpp"
 #include "core/int128.hpp"
+#include "core/narrow_rows.hpp"
 
 namespace pairperm {
 namespace {
@@ -348,6 +349,64 @@ EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y,
     finish(s);
     return s;
 }
+
+namespace detail {
+
+PAIRPERM_CLONES
+void tally_differences(const std::int8_t* x, const std::int8_t* y, std::size_t n, DifferenceTally& out) {
+    std::array<std::uint8_t, byte_block> magnitude, positive;
+    std::array<std::int64_t, byte_values> all{}, above{};
+    std::uint32_t seen_all = 0;
+    for (std::size_t start = 0; start < n; start += byte_block) {
+        const std::size_t m = std::min(byte_block, n - start);
+        std::uint32_t seen = 0;
+        for (std::size_t j = 0; j < m; ++j) {
+            const int d = static_cast<int>(x[start + j]) - static_cast<int>(y[start + j]);
+            const auto a = static_cast<std::uint8_t>(d < 0 ? -d : d);  // |d| <= 255
+            seen |= a;
+            magnitude[j] = a;
+            positive[j] = d > 0 ? a : 0;
+        }
+        count_bytes(magnitude.data(), m, seen, all.data());
+        count_bytes(positive.data(), m, seen, above.data());
+        seen_all |= seen;
+    }
+    out.negative.assign(seen_all + 1, 0);
+    out.positive.assign(seen_all + 1, 0);
+    std::int64_t varying = 0;
+    for (std::uint32_t a = 1; a <= seen_all; ++a) {
+        out.positive[a] = above[a];
+        out.negative[a] = all[a] - above[a];
+        varying += all[a];
+    }
+    out.zeros = static_cast<std::int64_t>(n) - varying;
+    out.largest = seen_all;
+}
+
+NarrowRows narrow_rows(const std::int64_t* scores, std::size_t n_systems, std::size_t n, const std::int64_t* pairs,
+                       std::size_t n_pairs) {
+    NarrowRows out;
+    out.bytes.assign(n_systems, {});
+    out.sums.assign(n_systems, 0);
+    std::vector<bool> used(n_systems, false);
+    for (std::size_t p = 0; p < 2 * n_pairs; ++p) used[static_cast<std::size_t>(pairs[p])] = true;
+    for (std::size_t r = 0; r < n_systems; ++r) {
+        if (!used[r]) continue;
+        const std::int64_t* row = scores + r * n;
+        if (std::any_of(row, row + n, [](std::int64_t v) { return v < -128 || v > 127; })) continue;
+        std::vector<std::int8_t>& bytes = out.bytes[r];
+        bytes.resize(n);
+        std::int64_t sum = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            bytes[i] = static_cast<std::int8_t>(row[i]);
+            sum += row[i];
+        }
+        out.sums[r] = sum;
+    }
+    return out;
+}
+
+}  // namespace detail
 
 namespace {
 

@@ -12,6 +12,7 @@
 
 #include "pairperm/binomial.hpp"
 #include "core/int128.hpp"
+#include "core/narrow_rows.hpp"
 #include "core/numeric.hpp"
 #include "core/parallel.hpp"
 
@@ -68,7 +69,26 @@ struct Multiset {
         return true;
     }
 
+    // From two rows narrowed to bytes: the byte kernels tally x - y.
+    void build(const std::int8_t* x, const std::int8_t* y, std::size_t n) {
+        detail::tally_differences(x, y, n, bytes_tally);
+        const detail::DifferenceTally& t = bytes_tally;
+        values.clear();
+        counts.clear();
+        for (std::uint32_t a = t.largest; a >= 1; --a) add(-static_cast<double>(a), t.negative[a]);
+        add(0.0, t.zeros);
+        for (std::uint32_t a = 1; a <= t.largest; ++a) add(static_cast<double>(a), t.positive[a]);
+    }
+
 private:
+    detail::DifferenceTally bytes_tally;
+
+    void add(double value, std::int64_t count) {
+        if (count == 0) return;
+        values.push_back(value);
+        counts.push_back(static_cast<double>(count));
+    }
+
     // Every x - y lies in [lo, hi], a range of at most 4n + 1 values below 2^53 in magnitude.
     void tally_range(const std::int64_t* x, const std::int64_t* y, std::size_t n, std::int64_t lo, std::int64_t hi) {
         // Four interleaved tallies: few distinct differences would otherwise make every
@@ -110,6 +130,7 @@ void batch_shift_bounds(const std::int64_t* scores, std::size_t n_systems, std::
     constexpr std::size_t pairs_per_block = 16;
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
+    const detail::NarrowRows rows = detail::narrow_rows(scores, n_systems, n, pairs, n_pairs);
     // Each row's extremes bound its differences with any other row.
     std::vector<std::int64_t> row_min(n_systems), row_max(n_systems);
     for (std::size_t k = 0; k < n_systems; ++k) {
@@ -132,7 +153,9 @@ void batch_shift_bounds(const std::int64_t* scores, std::size_t n_systems, std::
                 std::int64_t lo, hi;
                 const bool bounded = !__builtin_sub_overflow(row_min[i], row_max[j], &lo) &&
                                      !__builtin_sub_overflow(row_max[i], row_min[j], &hi);
-                if (!(bounded ? ms.build(x, y, n, lo, hi) : ms.build(x, y, n))) {
+                if (rows.narrowed(i) && rows.narrowed(j)) {
+                    ms.build(rows.bytes[i].data(), rows.bytes[j].data(), n);
+                } else if (!(bounded ? ms.build(x, y, n, lo, hi) : ms.build(x, y, n))) {
                     low = high = nan;
                     continue;
                 }
