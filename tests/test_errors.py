@@ -214,3 +214,8 @@ def test_dp_refuses_hours_of_work_and_the_bound_warning_never_recommends_it(monk
     assert all("method='dp'" not in str(w.message) for w in caught)
 
 
+def test_precision_warnings_point_at_the_callers_line():
+    # Monte Carlo that no resample beats: the floor's warning names this file, not the library's.
+    with pytest.warns(pairperm.PrecisionWarning) as caught:
+        pairperm.permutation_test([5] * 40, [0] * 40, method="monte_carlo", n_resamples=50, rng=0)
+    assert [w.filename for w in caught] == [__file__]

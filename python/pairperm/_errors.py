@@ -69,8 +69,9 @@ def warn_caller(message: str, category: type[Warning] = PrecisionWarning) -> Non
     Keep `message` free of per-call numbers: Python's default filter shows a warning once
     per (message, line), so a constant text is shown once per calling line.
     """
+    # stacklevel 2 is warn_caller's caller, the frame walked from.
     frame: Optional[FrameType] = sys._getframe(1)
-    level = 1
+    level = 2
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
         frame = frame.f_back
         level += 1
