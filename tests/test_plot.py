@@ -838,3 +838,20 @@ def test_several_tasks_plot_with_each_tasks_name_metric_and_layout():
     tall, wide = res.to_latex(layout="tall"), res.to_latex(layout="wide")
     assert tall == str(res.report().to_latex(layout="tall")) and wide == str(res.report().to_latex(layout="wide"))
     assert tall != wide
+
+
+def test_pvalue_matrix_and_differences_draw_into_a_subfigure():
+    n = 32
+    p = symmetric_pvalues(n, seed=2)
+    names = [f"system-{k}" for k in range(n)]
+    fig = plt.figure(figsize=(8, 4))
+    left, right = fig.subfigures(1, 2)
+    ax = pairperm.plot_pvalue_matrix(p, names, ax=left.subplots())
+    # The labels fit the axes as drawn: its position is a fraction of the subfigure's height.
+    row = ax.get_position().height * left.bbox.height / fig.dpi * 72 / n
+    low, high = _plot_systems.TICK_POINTS
+    assert {t.get_fontsize() for t in ax.get_yticklabels()} == {min(high, max(low, _plot_systems.TICK_FILL * row))}
+    assert dots(ax) == {(i, j) for i in range(n) for j in range(n) if p[i, j] < 0.05}
+    res = pairperm.compare_systems({"t1": {"a": [1, 0, 1, 1] * 10, "b": [0, 0, 1, 0] * 10, "c": [1, 1, 1, 0] * 10}})
+    axes = res.plot_differences(baseline="a", ax=right.subplots())
+    assert len(axes) == 1 and axes[0].figure is right

@@ -9,6 +9,18 @@ namespace pairperm::bindings {
 
 namespace {
 
+// The name results report for a route, made once per route (results on the hot path read it
+// at every call). Kept for the life of the process: never released at interpreter exit.
+py::str route_str(Route route) {
+    static PyObject* names[static_cast<int>(Route::saddlepoint_is) + 1] = {};
+    PyObject*& name = names[static_cast<int>(route)];
+    if (name == nullptr) {
+        name = PyUnicode_InternFromString(route_name(route));
+        if (name == nullptr) throw py::error_already_set();
+    }
+    return py::reinterpret_borrow<py::str>(name);
+}
+
 // A caller's statistic known only through its null law (a Python object with
 // pvalue(offset, pmf, truncated_mass) and count(states)): the core hands it each distribution
 // and the listed states, taking the GIL back for the call. Borrowed: the caller's arguments
@@ -114,7 +126,7 @@ void bind_outcome(py::module_& m) {
     py::class_<Outcome>(m, "Outcome", "What the executor computed: the p-value and the route, or why not.")
         .def_readonly("pvalue", &Outcome::pvalue)
         .def_readonly("log_pvalue", &Outcome::log_pvalue)
-        .def_property_readonly("route", [](const Outcome& o) { return route_name(o.route); })
+        .def_property_readonly("route", [](const Outcome& o) { return route_str(o.route); })
         .def_property_readonly("shortfall", [](const Outcome& o) { return shortfall_name(o.shortfall); })
         .def_readonly("is_bound", &Outcome::is_bound)
         .def_readonly("dp_within_limit", &Outcome::dp_within_limit)
@@ -276,15 +288,22 @@ void bind_executor(py::module_& m) {
                 const IntegerEffects e{a, b, n, 1, true, &summary, nullptr};
                 return std::make_pair(execute(e, SumStatistic(summary), alt, how, limits, sampling), bytes);
             });
-            return py::make_tuple(std::move(summary), std::move(outcome),
-                                  fit ? py::object(std::move(differences)) : py::none());
+            // The common outcome, an exact engine's p-value with nothing to say about it, as plain
+            // values; any other as the Outcome.
+            const bool plain = outcome.shortfall == Shortfall::none && outcome.route != Route::meet_in_the_middle &&
+                               outcome.route != Route::saddlepoint_is;
+            const double p = outcome.pvalue, log_p = outcome.log_pvalue;
+            const py::str route = route_str(outcome.route);
+            return py::make_tuple(std::move(summary), fit ? py::object(std::move(differences)) : py::none(), p, log_p,
+                                  route, plain ? py::object(py::none()) : py::cast(std::move(outcome)));
         },
         py::arg("x"), py::arg("y"), py::arg("alternative"), py::arg("method"), py::arg("limits"),
         py::arg("n_resamples"), py::arg("n_threads"), py::arg("draw_seed"),
-        "(summary, outcome, differences) of the paired-permutation test of sum(x) - sum(y), the summary made in "
-        "the same call; None unless x and y are 1-D C-contiguous aligned native int64 arrays of one length, read "
-        "in place. differences: x - y as int8 in a bytes object, written in the summary's pass, or None where "
-        "some |x - y| >= 128. Raises ValueError where the sums could overflow.");
+        "(summary, differences, pvalue, log_pvalue, route, outcome) of the paired-permutation test of sum(x) - "
+        "sum(y), the summary made in the same call; None unless x and y are 1-D C-contiguous aligned native int64 "
+        "arrays of one length, read in place. differences: x - y as int8 in a bytes object, written in the "
+        "summary's pass, or None where some |x - y| >= 128. outcome: None for an exact engine's p-value with no "
+        "shortfall, else the executor's Outcome. Raises ValueError where the sums could overflow.");
 }
 
 }  // namespace pairperm::bindings

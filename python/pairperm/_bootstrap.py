@@ -19,18 +19,17 @@ from ._errors import SupportTooLargeError
 from ._metrics import check_counts, statistics_pair
 from ._resampling import _MAX_DISTRIBUTION_BYTES, _metric_function, _resampled, check_f_options, percentiles
 from ._results import BootstrapTestResult
-from ._sampling import monte_carlo_options
+from ._sampling import MonteCarloOptions, monte_carlo_options
 from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
-    Alternative,
-    ArrayLike,
     apply_vectorised,
     as_real_array,
     check_alternative,
     check_paired_index,
     check_same_length,
 )
+from .typing import Alternative, ArrayLike, SeedLike
 
 __all__ = ["bootstrap_test"]
 
@@ -39,9 +38,13 @@ _PEAK_BYTES_PER_RESAMPLE = 16
 # Resampled deltas counted at a time: no temporary grows with the number of resamples.
 _HITS_CHUNK = 1 << 20
 
+# A metric of summed statistics, vectorised: a block of K sums in, K values out.
+_Metric = Callable[[np.ndarray], np.ndarray]
+
 
 def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, alternative: Any,
-                       confidence_level: Any, beta: Any, zero_division: Any, n_jobs: Any, groups: Any = None) -> tuple:
+                       confidence_level: Any, beta: Any, zero_division: Any, n_jobs: Any, groups: Any = None
+                       ) -> tuple[np.ndarray, np.ndarray, str, _Metric, MonteCarloOptions]:
     func = "bootstrap_test"
     check_alternative(alternative, func)
     opts = monte_carlo_options(n_resamples, rng, n_jobs, func, confidence_level=confidence_level)
@@ -67,8 +70,8 @@ def _bootstrap_test_iv(x: Any, y: Any, metric: Any, n_resamples: Any, rng: Any, 
     return xa, ya, name, fn, opts
 
 
-def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable, groups: Any, func: str,
-                        raw_x: Any) -> tuple:
+def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: _Metric, groups: Any, func: str,
+                        raw_x: Any) -> tuple[np.ndarray, np.ndarray, _Metric]:
     """Statistics summed per unit, so that resampling rows resamples whole units (the cluster
     bootstrap). A mean is then a ratio: the units' summed scores over their summed item counts."""
     units = read_groups(groups, len(xa), func, like=raw_x)
@@ -80,7 +83,8 @@ def _cluster_statistics(xa: np.ndarray, ya: np.ndarray, name: str, fn: Callable,
     return xa, ya, lambda s: s[..., 0] / s[..., 1]
 
 
-def _both_systems(xa: np.ndarray, ya: np.ndarray, fn: Callable, func: str) -> tuple:
+def _both_systems(xa: np.ndarray, ya: np.ndarray, fn: _Metric,
+                  func: str) -> tuple[np.ndarray, _Metric, float, float]:
     """(the (N, 2m) statistics of both systems side by side, the difference of their metrics on
     a block of summed statistics, each system's metric on the full data)."""
     n = len(xa)
@@ -92,7 +96,8 @@ def _both_systems(xa: np.ndarray, ya: np.ndarray, fn: Callable, func: str) -> tu
         k = len(sums)
         sa = sums[:, :m].reshape((k,) + stat_shape)
         sb = sums[:, m:].reshape((k,) + stat_shape)
-        return apply_vectorised(fn, sa, k, func, "metric") - apply_vectorised(fn, sb, k, func, "metric")
+        difference: np.ndarray = apply_vectorised(fn, sa, k, func, "metric") - apply_vectorised(fn, sb, k, func, "metric")
+        return difference
 
     full = stats.sum(axis=0, keepdims=True)
     metric_a = float(apply_vectorised(fn, full[:, :m].reshape((1,) + stat_shape), 1, func, "metric")[0])
@@ -132,7 +137,7 @@ def bootstrap_test(
     metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "mean",
     *,
     n_resamples: int = N_RESAMPLES,
-    rng: Any = None,
+    rng: SeedLike = None,
     alternative: Alternative = "two-sided",
     confidence_level: float = 0.95,
     beta: float = 1.0,

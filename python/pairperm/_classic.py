@@ -19,13 +19,11 @@ from ._effects import LocalEffects, NullRecipe
 from ._permutation import permutation_test
 from ._results import McNemarResult, SignTestResult, WilcoxonResult
 from ._runner import execute, run, settle
-from ._sampling import monte_carlo_options
+from ._sampling import MonteCarloOptions, monte_carlo_options
 from ._statistics import SumStatistic
 from ._units import ScoreRoundoff, paired_scores
 from ._validation import (
     N_RESAMPLES,
-    Alternative,
-    ArrayLike,
     as_int_array,
     as_real_array,
     check_alternative,
@@ -34,6 +32,7 @@ from ._validation import (
     check_same_length,
     is_binary,
 )
+from .typing import Alternative, ArrayLike, SeedLike, WilcoxonMethod
 
 __all__ = ["mcnemar_test", "sign_test", "wilcoxon_test"]
 
@@ -158,7 +157,8 @@ def sign_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sid
     return SignTestResult(n_pos, p, log_p, alternative, n_pos, n_neg, len(s) - n_pos - n_neg, effect.estimate(), effect)
 
 
-def _rounded_differences(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreRoundoff]) -> Optional[tuple]:
+def _rounded_differences(x: np.ndarray, y: np.ndarray,
+                         roundoff: Optional[ScoreRoundoff]) -> Optional[tuple[np.ndarray, np.ndarray]]:
     """(x - y, the bound on each one's round-off) where round-off may have split ties and zeros
     of exact arithmetic; None where x - y is exact."""
     if roundoff is None or roundoff.exact:
@@ -166,7 +166,7 @@ def _rounded_differences(x: np.ndarray, y: np.ndarray, roundoff: Optional[ScoreR
     return roundoff.differences(x, y)
 
 
-def _signs(x: np.ndarray, y: np.ndarray, rounded: Optional[tuple] = None) -> np.ndarray:
+def _signs(x: np.ndarray, y: np.ndarray, rounded: Optional[tuple[np.ndarray, np.ndarray]] = None) -> np.ndarray:
     """Signs of x - y; with `rounded` (_rounded_differences), a difference within its round-off
     of 0 is 0 (e.g. 0.1 + 0.2 vs 0.3)."""
     if rounded is not None:
@@ -180,7 +180,7 @@ def _signs(x: np.ndarray, y: np.ndarray, rounded: Optional[tuple] = None) -> np.
     return (x > y).astype(np.int64) - (x < y).astype(np.int64)
 
 
-def _abs_differences(x: np.ndarray, y: np.ndarray, rounded: Optional[tuple] = None
+def _abs_differences(x: np.ndarray, y: np.ndarray, rounded: Optional[tuple[np.ndarray, np.ndarray]] = None
                      ) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """|x - y|, and with `rounded` (_rounded_differences) the bound on each one's round-off
     (in the same, possibly rescaled, units)."""
@@ -215,7 +215,8 @@ def doubled_midranks(values: np.ndarray, slack: Optional[np.ndarray] = None) -> 
 
 
 def _wilcoxon_test_iv(x: Any, y: Any, alternative: Any, zero_method: Any, method: Any, n_resamples: Any, rng: Any,
-                      n_jobs: Any, groups: Any = None) -> tuple:
+                      n_jobs: Any, groups: Any = None) -> tuple[np.ndarray, np.ndarray, Optional[ScoreRoundoff],
+                                                                MonteCarloOptions, Optional[np.ndarray]]:
     func = "wilcoxon_test"
     check_alternative(alternative, func)
     if zero_method not in ZERO_METHODS:
@@ -256,9 +257,9 @@ def wilcoxon_test(
     *,
     alternative: Alternative = "two-sided",
     zero_method: Literal["wilcox", "pratt", "zsplit"] = "wilcox",
-    method: Literal["auto", "exact", "monte_carlo"] = "auto",
+    method: WilcoxonMethod = "auto",
     n_resamples: int = N_RESAMPLES,
-    rng: Any = None,
+    rng: SeedLike = None,
     n_jobs: Optional[int] = None,
     groups: Optional[ArrayLike] = None,
 ) -> WilcoxonResult:

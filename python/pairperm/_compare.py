@@ -8,7 +8,7 @@ on request.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union, cast
 
 import numpy as np
 
@@ -28,8 +28,6 @@ from ._sampling import seed_from_rng
 from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
-    Alternative,
-    ArrayLike,
     as_int_array,
     as_real_array,
     check_alternative,
@@ -37,6 +35,7 @@ from ._validation import (
     check_same_length,
     is_binary,
 )
+from .typing import Alternative, ArrayLike, CompareMethod, MonteCarloMethod, SeedLike
 
 __all__ = ["compare"]
 
@@ -129,13 +128,14 @@ def _perplexity(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int,
 SUMMED_METHODS = ("auto", "importance_sampling", "monte_carlo")
 
 
-def summed_statistics_method(method: Any, what: str) -> str:
+def summed_statistics_method(method: Any, what: str) -> MonteCarloMethod:
     """The monte_carlo_test method that `method` asks for on a metric of summed statistics:
     "auto" is tilted importance sampling, whose relative error bar survives a multiple-comparison
     correction where plain sampling's floor 1 / (1 + n_resamples) would not."""
     if not isinstance(method, str) or method not in SUMMED_METHODS:
         raise ValueError(f"compare: {what} takes method {', '.join(map(repr, SUMMED_METHODS))}; got {method!r}")
-    return "importance_sampling" if method == "auto" else method
+    # One of SUMMED_METHODS other than "auto", which a type checker cannot tell from the test above.
+    return "importance_sampling" if method == "auto" else cast(MonteCarloMethod, method)
 
 
 def _corpus(x: Any, y: Any, metric: str, alternative: Any, n_resamples: int, rng: Any,
@@ -174,7 +174,8 @@ def _callable(x: Any, y: Any, metric: Any, alternative: Any, n_resamples: int, r
 
 
 def _permute_summed_statistics(xa: np.ndarray, ya: np.ndarray, one: Callable[[np.ndarray], Any], alternative: Any,
-                               n_resamples: int, rng: Any, method: str = "importance_sampling", groups: Any = None,
+                               n_resamples: int, rng: Any, method: MonteCarloMethod = "importance_sampling",
+                               groups: Any = None,
                                raw_x: Any = None) -> Any:
     """The paired-permutation test of metric(A) - metric(B) for a metric of summed per-entry
     statistics: swapping an entry swaps its two rows of statistics, so the local effects are
@@ -210,9 +211,9 @@ def compare(
     *,
     alternative: Alternative = "two-sided",
     n_resamples: int = N_RESAMPLES,
-    rng: Any = None,
-    method: str = "auto",
-    groups: Any = None,
+    rng: SeedLike = None,
+    method: CompareMethod = "auto",
+    groups: Optional[ArrayLike] = None,
 ) -> CompareResult:
     """Compare systems A and B on the same entries with the test that fits `metric`.
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
 
 from ._formatting import decimals_for, format_value, latex_escape, mark_labels, markdown_escape, short_repr
 from ._metrics import prefers_lower
 from ._multipletests import ADJUSTED_NAMES, CORRECTED_WORDS
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["SystemPair", "SystemsComparison"]
 
@@ -293,8 +296,8 @@ class SystemsComparison:
             )
         return "\n".join(lines)
 
-    def plot(self, ax: Any = None, adjusted: bool = True, alpha: Optional[float] = None, *, order: Any = None,
-             cell_labels: Optional[bool] = None, task: Optional[str] = None) -> Any:
+    def plot(self, ax: Optional[Axes] = None, adjusted: bool = True, alpha: Optional[float] = None, *,
+             order: Any = None, cell_labels: Optional[bool] = None, task: Optional[str] = None) -> Axes:
         """Draw :meth:`pvalue_matrix` with :func:`pairperm.plot_pvalue_matrix` (needs matplotlib).
 
         Parameters

@@ -1,4 +1,7 @@
-# Hand-written stubs for the private compiled module (see cpp/bindings/).
+# Hand-written stubs for the private compiled module (see cpp/bindings/), checked against it by
+#   cd /tmp && python -m mypy.stubtest pairperm._core --allowlist <repo>/python/pairperm/_core.stubtest-allowlist
+# stubtest cannot read the signatures of pybind11's functions (they have no __text_signature__):
+# argument names and defaults here follow the signatures in their docstrings (help(_core.f)).
 from typing import Any, Callable, Optional, Sequence, Tuple, overload
 
 import numpy as np
@@ -12,6 +15,10 @@ multidim_tail_bound: float
 vector_math: str  # "avx512", "avx2" or "libm": what the grouped tails' transcendental functions run on
 vector_math_ignored: str  # a PAIRPERM_VECTOR_MATH value that named no kind, or ""
 
+# The metaclass of every class pybind11 makes (runtime name pybind11_builtins.pybind11_type, of
+# a module that cannot be imported).
+class _pybind11_type(type): ...
+
 class SupportTooLargeError(ValueError):
     entries: int | float
     limit: int
@@ -21,7 +28,7 @@ def cancel_generation() -> int: ...
 def cancel_calls() -> None: ...
 def set_task_generation(generation: int | None) -> int | None: ...
 
-class EffectSummary:
+class EffectSummary(metaclass=_pybind11_type):
     @property
     def lo_sum(self) -> int: ...
     @property
@@ -63,7 +70,7 @@ def tilted_sample_sums(
 _Coef = Tuple[int, int, int]
 _MultiTuple = Tuple[Tuple[int, ...], npt.NDArray[np.float64], float]
 
-class MultiSummary:
+class MultiSummary(metaclass=_pybind11_type):
     @property
     def m(self) -> int: ...
     @property
@@ -77,7 +84,7 @@ def summarize_multi(stay: npt.ArrayLike, swap: npt.ArrayLike) -> MultiSummary: .
 def convolve_dp_multi(stay: npt.ArrayLike, swap: npt.ArrayLike) -> _MultiTuple: ...
 def grouped_distribution_multi(summary: MultiSummary) -> _MultiTuple: ...
 
-class RatioStatistic:
+class RatioStatistic(metaclass=_pybind11_type):
     def __init__(
         self, a_num: _Coef, a_den: _Coef, b_num: _Coef, b_den: _Coef, zero: tuple[int, int],
         observed: tuple[int, int],
@@ -141,14 +148,14 @@ def shift_lower_end(values: npt.ArrayLike, counts: npt.ArrayLike, tail: float, z
 def weighted_shift_lower_end(values: npt.ArrayLike, counts: npt.ArrayLike, weights: npt.ArrayLike, tail: float,
                              z: float, reject_exponent: int) -> float: ...
 def batch_shift_bounds(scores: npt.ArrayLike, pairs: npt.ArrayLike, tail: float, z: float, reject_exponent: int,
-                       count_threshold: int, want_low: bool = ..., want_high: bool = ...,
-                       n_threads: int = ...) -> np.ndarray: ...
+                       count_threshold: int, want_low: bool = True, want_high: bool = True,
+                       n_threads: int = 0) -> npt.NDArray[np.float64]: ...
 def walsh_order_statistic(sorted_d: npt.ArrayLike, k: int, listed: int) -> float: ...
 def bootstrap_sum_quantiles(values: npt.ArrayLike, counts: npt.ArrayLike, offsets: npt.ArrayLike,
-                            lattices: npt.ArrayLike, q_low: float, q_high: float) -> np.ndarray: ...
+                            lattices: npt.ArrayLike, q_low: float, q_high: float) -> npt.NDArray[np.float64]: ...
 
 # The engine planner (cpp/bindings/bind_plan.cpp, cpp/include/pairperm/plan.hpp)
-class PlanLimits:
+class PlanLimits(metaclass=_pybind11_type):
     dp_budget: float
     dp_limit: float
     max_listed_entries: int
@@ -159,7 +166,7 @@ class PlanLimits:
     band_max_work: float
     def __init__(self) -> None: ...
 
-class Plan:
+class Plan(metaclass=_pybind11_type):
     @property
     def engine(self) -> str: ...
     @property
@@ -173,7 +180,10 @@ class Plan:
     @property
     def dp_cost(self) -> float: ...
 
-def plan_engine(summary: EffectSummary | MultiSummary, kind: str, method: str, limits: PlanLimits) -> Plan: ...
+@overload
+def plan_engine(summary: EffectSummary, kind: str, method: str, limits: PlanLimits) -> Plan: ...
+@overload
+def plan_engine(summary: MultiSummary, kind: str, method: str, limits: PlanLimits) -> Plan: ...
 def grouped_tail_work(summary: EffectSummary) -> float: ...
 
 fft_noise_floor: float
@@ -186,7 +196,7 @@ def batch_pvalues(
            list[str], list[tuple[int, Optional[Outcome]]]]: ...
 
 # The executor (cpp/include/pairperm/executor.hpp)
-class Outcome:
+class Outcome(metaclass=_pybind11_type):
     @property
     def pvalue(self) -> float: ...
     @property
@@ -240,7 +250,7 @@ def execute_real(
 def paired_sum_pvalue(
     x: object, y: object, alternative: str, method: str, limits: PlanLimits, n_resamples: int, n_threads: int,
     draw_seed: Optional[Callable[[], int]],
-) -> Optional[tuple[EffectSummary, Outcome, Optional[bytes]]]: ...
+) -> Optional[tuple[EffectSummary, Optional[bytes], float, float, str, Optional[Outcome]]]: ...
 def cap_total_mass(pmf: npt.ArrayLike) -> npt.NDArray[np.float64]: ...
 
 # What grouped_pvalue takes on unasked (cpp/include/pairperm/pvalue.hpp)

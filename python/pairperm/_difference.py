@@ -30,6 +30,7 @@ from ._intervals import differences_interval, tail_level
 from ._resampling import bootstrap_intervals
 from ._results import ConfidenceInterval, instance_maker
 from ._validation import N_RESAMPLES, check_probability
+from .typing import BootstrapIntervalMethod
 
 __all__ = ["BootstrapEffect", "OrderEffect", "ShiftEffect"]
 
@@ -296,7 +297,7 @@ class BootstrapEffect:
         object.__setattr__(self, "stats_a", np.array(self.stats_a))
         object.__setattr__(self, "stats_b", np.array(self.stats_b))
 
-    def interval(self, confidence_level: Any, alternative: str, method: str = "percentile",
+    def interval(self, confidence_level: Any, alternative: str, method: BootstrapIntervalMethod = "percentile",
                  n_resamples: int = N_RESAMPLES, **options: Any) -> ConfidenceInterval:
         _no_options(options, "bootstrap")
         r = bootstrap_intervals([self.stats_a, self.stats_b], self.metric, method=method,

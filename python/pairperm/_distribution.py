@@ -5,9 +5,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import numpy as np
+
+from .typing import Alternative
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["Distribution", "MultiDistribution"]
 
@@ -15,7 +20,7 @@ __all__ = ["Distribution", "MultiDistribution"]
 def _read_only(pmf: Any) -> np.ndarray:
     # A read-only view: the result cannot be edited through this object, and an array the
     # caller passed in keeps its own flags.
-    out = np.asarray(pmf, dtype=np.float64).view()
+    out: np.ndarray = np.asarray(pmf, dtype=np.float64).view()
     out.flags.writeable = False
     return out
 
@@ -85,7 +90,7 @@ class Distribution:
 
     def _index(self, x: Any) -> np.ndarray:
         """Number of support points <= x, in exact integer arithmetic (values reach 2^61)."""
-        n = self.pmf.shape[0]
+        n: int = self.pmf.shape[0]
         arr = np.asarray(x)
         if arr.dtype.kind in "iub":
             # Python ints keep offsets near 2^61 exact; clipping keeps the result in [0, n].
@@ -118,7 +123,8 @@ class Distribution:
         """E[S] under the stored pmf."""
         return float(np.dot(self.support.astype(np.float64), self.pmf))
 
-    def plot(self, ax: Any = None, *, observed: Any = None, alternative: str = "two-sided", log: bool = False) -> Any:
+    def plot(self, ax: Optional[Axes] = None, *, observed: Any = None, alternative: Alternative = "two-sided",
+             log: bool = False) -> Axes:
         """Plot the pmf, the observed value and the rejection region (needs matplotlib)."""
         from ._plot import plot_distribution
 
@@ -159,7 +165,7 @@ class MultiDistribution:
     ((16, 2), '1')
     """
 
-    offset: tuple
+    offset: tuple[int, ...]
     pmf: np.ndarray
     truncated_mass: float = 0.0
     method: str = field(default="", compare=False)

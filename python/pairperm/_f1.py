@@ -15,7 +15,7 @@ import math
 import numbers
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -26,14 +26,12 @@ from ._effects import LocalEffects
 from ._metrics import ratio_from_sums, statistics_by_name
 from ._results import PermutationTestResult
 from ._runner import run
-from ._sampling import monte_carlo_options
+from ._sampling import MonteCarloOptions, monte_carlo_options
 from ._statistics import RatioStatistic
 from ._tables import read_table
 from ._units import read_groups, unit_sums
 from ._validation import (
     N_RESAMPLES,
-    Alternative,
-    ArrayLike,
     as_int_array,
     check_alternative,
     check_column_totals,
@@ -41,6 +39,7 @@ from ._validation import (
     check_paired_index,
     check_same_length,
 )
+from .typing import Alternative, ArrayLike, RatioMethod, SeedLike
 
 __all__ = ["f1_test", "precision_test", "recall_test", "read_f1_file", "run_f1_file"]
 
@@ -51,14 +50,18 @@ _COLUMNS = {3: ("tp", "fp", "fn"), 2: ("tp", "errors")}
 _MAX_FRACTION_PART = 2**20
 
 
+# (c0, c1, c2): the linear form c0 + c1 s1 + c2 s2 of the reduced state (s1, s2).
+_Coef = tuple[int, int, int]
+
+
 @dataclass(frozen=True)
 class _Ratio:
     """(num . (1, s1, s2)) / (den . (1, s1, s2)) for system A and B."""
 
-    a_num: tuple
-    a_den: tuple
-    b_num: tuple
-    b_den: tuple
+    a_num: _Coef
+    a_den: _Coef
+    b_num: _Coef
+    b_den: _Coef
 
 
 def _counts(a: Any, b: Any, func: str, groups: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -115,7 +118,7 @@ def _fraction(value: Any, name: str, func: str, lo: float, hi: Optional[float]) 
     return f
 
 
-def _ratio_value(num: tuple, den: tuple, s: tuple, zero: Fraction) -> Fraction:
+def _ratio_value(num: _Coef, den: _Coef, s: tuple[int, int], zero: Fraction) -> Fraction:
     n = num[0] + num[1] * s[0] + num[2] * s[1]
     d = den[0] + den[1] * s[0] + den[2] * s[1]
     return zero if d == 0 else Fraction(n, d)
@@ -190,14 +193,16 @@ def _ratio_statistic(pr: _Problem, effects: LocalEffects, kind: str, func: str) 
 
 
 def _ratio_test_iv(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
-                   n_resamples: Any, rng: Any, n_jobs: Any, func: str, groups: Any = None) -> tuple:
+                   n_resamples: Any, rng: Any, n_jobs: Any, func: str,
+                   groups: Any = None) -> tuple[LocalEffects, RatioStatistic, MonteCarloOptions]:
     """(local effects, statistic, sampling options) of a ratio test."""
     return _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs, func,
                              groups)[:3]
 
 
 def _ratio_test_setup(kind: str, x: Any, y: Any, alternative: Any, method: Any, beta: Any, zero_division: Any,
-                      n_resamples: Any, rng: Any, n_jobs: Any, func: str, groups: Any = None) -> tuple:
+                      n_resamples: Any, rng: Any, n_jobs: Any, func: str,
+                      groups: Any = None) -> tuple[LocalEffects, RatioStatistic, MonteCarloOptions, _Problem]:
     """As `_ratio_test_iv`, and the problem itself (its counts give the difference's interval)."""
     check_alternative(alternative, func)
     check_method(method, RATIO_METHODS, func)
@@ -213,8 +218,9 @@ def _ratio_test(kind: str, func: str, x: Any, y: Any, alternative: Any, method: 
     effects, stat, mc, pr = _ratio_test_setup(kind, x, y, alternative, method, beta, zero_division, n_resamples,
                                               rng, n_jobs, func, groups)
     metric = functools.partial(ratio_from_sums, kind=kind, beta=float(beta), zero_division=float(zero_division))
-    return run(effects, stat, alternative=alternative, method=method, func=func, mc=mc,
-               effect=BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
+    result: PermutationTestResult = run(effects, stat, alternative=alternative, method=method, func=func, mc=mc,
+                                        effect=BootstrapEffect(pr.counts_a, pr.counts_b, metric, mc.seed))
+    return result
 
 
 _DOC_COMMON = """
@@ -262,24 +268,24 @@ _DOC_COMMON = """
 
 
 def f1_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
-            method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", beta: float = 1.0,
-            zero_division: float = 0.0, n_resamples: int = N_RESAMPLES, rng: Any = None,
+            method: RatioMethod = "auto", beta: float = 1.0,
+            zero_division: float = 0.0, n_resamples: int = N_RESAMPLES, rng: SeedLike = None,
             n_jobs: Optional[int] = None, groups: Optional[ArrayLike] = None) -> PermutationTestResult:
     return _ratio_test("f1", "f1_test", x, y, alternative, method, beta, zero_division, n_resamples, rng, n_jobs,
                        groups)
 
 
 def precision_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
-                   method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", zero_division: float = 0.0,
-                   n_resamples: int = N_RESAMPLES, rng: Any = None,
+                   method: RatioMethod = "auto", zero_division: float = 0.0,
+                   n_resamples: int = N_RESAMPLES, rng: SeedLike = None,
                    n_jobs: Optional[int] = None, groups: Optional[ArrayLike] = None) -> PermutationTestResult:
     return _ratio_test("precision", "precision_test", x, y, alternative, method, 1.0, zero_division, n_resamples,
                        rng, n_jobs, groups)
 
 
 def recall_test(x: ArrayLike, y: ArrayLike, *, alternative: Alternative = "two-sided",
-                method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", zero_division: float = 0.0,
-                n_resamples: int = N_RESAMPLES, rng: Any = None, n_jobs: Optional[int] = None,
+                method: RatioMethod = "auto", zero_division: float = 0.0,
+                n_resamples: int = N_RESAMPLES, rng: SeedLike = None, n_jobs: Optional[int] = None,
                 groups: Optional[ArrayLike] = None) -> PermutationTestResult:
     return _ratio_test("recall", "recall_test", x, y, alternative, method, 1.0, zero_division, n_resamples, rng,
                        n_jobs, groups)
@@ -393,8 +399,8 @@ def read_f1_file(path: Any, delim: Optional[str] = None, stdin: Any = None) -> t
 
 
 def run_f1_file(path: Any, delim: Optional[str] = None, *, alternative: Alternative = "two-sided",
-                method: Literal["auto", "exact", "dp", "monte_carlo"] = "auto", n_resamples: int = N_RESAMPLES,
-                rng: Any = None) -> list[str]:
+                method: RatioMethod = "auto", n_resamples: int = N_RESAMPLES,
+                rng: SeedLike = None) -> list[str]:
     """``pairperm test FILE --metric f1``: read :func:`read_f1_file`'s format, run :func:`f1_test`,
     and return the lines to print."""
     a, b = read_f1_file(path, delim)

@@ -9,12 +9,15 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Optional, TextIO, Union, overload
 
 import numpy as np
 
 from ._tables import EXACT_FLOAT, INT64_MAX, Source, read_table
 from ._validation import align_by_index
+
+if TYPE_CHECKING:
+    from pandas import DataFrame
 
 __all__ = ["FORMATS", "read_scores"]
 
@@ -23,9 +26,25 @@ FORMATS = ("csv", "tsv", "jsonl")
 _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 
 
-def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optional[str] = None,
+# Without task_field: one DataFrame.
+@overload
+def read_scores(sources: Any, *, format: Optional[Literal["csv", "tsv", "jsonl"]] = ..., id_field: Optional[str] = ...,
+                score_field: Optional[str] = ..., column: Optional[str] = ..., system_field: Optional[str] = ...,
+                task_field: None = ..., stdin: Optional[TextIO] = ...) -> DataFrame: ...
+# With task_field: a DataFrame per task, keyed by the task's name as read (a JSONL number stays one).
+@overload
+def read_scores(sources: Any, *, format: Optional[Literal["csv", "tsv", "jsonl"]] = ..., id_field: Optional[str] = ...,
+                score_field: Optional[str] = ..., column: Optional[str] = ..., system_field: Optional[str] = ...,
+                task_field: str, stdin: Optional[TextIO] = ...) -> dict[Union[str, int, float], DataFrame]: ...
+@overload
+def read_scores(sources: Any, *, format: Optional[Literal["csv", "tsv", "jsonl"]] = ..., id_field: Optional[str] = ...,
+                score_field: Optional[str] = ..., column: Optional[str] = ..., system_field: Optional[str] = ...,
+                task_field: Optional[str] = ...,
+                stdin: Optional[TextIO] = ...) -> Union[DataFrame, dict[Union[str, int, float], DataFrame]]: ...
+def read_scores(sources: Any, *, format: Optional[Literal["csv", "tsv", "jsonl"]] = None, id_field: Optional[str] = None,
                 score_field: Optional[str] = None, column: Optional[str] = None, system_field: Optional[str] = None,
-                task_field: Optional[str] = None, stdin: Optional[TextIO] = None) -> Any:
+                task_field: Optional[str] = None,
+                stdin: Optional[TextIO] = None) -> Union[DataFrame, dict[Union[str, int, float], DataFrame]]:
     """Per-item scores of several systems, read from evaluation logs and aligned by item id.
 
     Reads per-sample JSONL logs (one JSON object per line, as lm-evaluation-harness writes them:
@@ -118,7 +137,7 @@ def read_scores(sources: Any, *, format: Optional[str] = None, id_field: Optiona
                           group[task_field] if task_field else None))
     if task_field is None:
         return _aligned([(s, f, ids, scores) for s, f, ids, scores, _ in parts], id_field, system_field, pd)
-    tasks: dict = {}
+    tasks: dict[Any, list[tuple[str, str, Any, Any]]] = {}
     for s, f, ids, scores, task in parts:
         # Task names coded once: comparing a string column with each name costs a pass per task.
         codes, names = pd.factorize(task)
@@ -140,7 +159,7 @@ def _systems_files(sources: Any, system_field: Optional[str]) -> list[tuple[Opti
     if system_field is not None:
         return [(None, p) for p in paths]
     out: list[tuple[Optional[str], Any]] = []
-    seen: dict = {}
+    seen: dict[str, Any] = {}
     for p in paths:
         stem = _stem(p)
         if stem in seen:
@@ -211,7 +230,7 @@ def _read_records(name: str, fmt: str, text_fields: list[str], score_field: str,
 def _read_jsonl_careful(source: Source, text_fields: list[str], score_field: str, pd: Any) -> Any:
     """JSONL record by record, raising at the first bad line."""
     name = source.name
-    values: dict = {f: [] for f in (*text_fields, score_field)}
+    values: dict[str, Any] = {f: [] for f in (*text_fields, score_field)}
     lines = []
     for lineno, line in source.lines(0, 1):
         if lineno == 1:
@@ -275,7 +294,7 @@ def _read_jsonl_careful(source: Source, text_fields: list[str], score_field: str
 def _aligned(parts: list[tuple[str, str, Any, Any]], id_field: str, system_field: Optional[str], pd: Any) -> Any:
     """One DataFrame indexed by id, a column per system, after checking every system has every id once."""
     series, labels = [], []
-    seen: dict = {}
+    seen: dict[str, str] = {}
     for system, file, ids, scores in parts:
         if system in seen:
             raise ValueError(f"{_FUNC}: {file} and {seen[system]} both hold system {system!r}")

@@ -26,8 +26,6 @@ from ._realvalued import REAL_MAX_EXACT
 from ._results import ConfidenceInterval
 from ._stats import multiset
 from ._validation import (
-    Alternative,
-    ArrayLike,
     as_real_array,
     check_alternative,
     check_method,
@@ -35,6 +33,7 @@ from ._validation import (
     check_probability,
     check_same_length,
 )
+from .typing import Alternative, ArrayLike, ShiftIntervalMethod
 
 __all__ = ["ConfidenceInterval", "ShiftInterval", "shift_interval", "tail_level"]
 
@@ -86,7 +85,7 @@ def shift_interval(
     *,
     confidence_level: float = 0.95,
     alternative: Alternative = "two-sided",
-    method: str = "auto",
+    method: ShiftIntervalMethod = "auto",
 ) -> ShiftInterval:
     """Confidence interval for a paired shift by inverting the paired-permutation test.
 
@@ -255,7 +254,8 @@ def _differences(x: Any, y: Any, func: str) -> np.ndarray:
     xa = as_real_array(x, "x", func)
     ya = as_real_array(y, "y", func)
     check_same_length(xa, ya, "x", "y", func)
-    return xa - ya
+    d: np.ndarray = xa - ya
+    return d
 
 
 def _checked_differences(d: np.ndarray, func: str) -> np.ndarray:

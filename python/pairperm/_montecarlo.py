@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
 from ._difference import ShiftEffect
 from ._results import MonteCarloTestResult
 from ._runner import run
-from ._sampling import monte_carlo_options
+from ._sampling import MonteCarloOptions, monte_carlo_options
 from ._structured import read_effects_and_statistic
-from ._validation import N_RESAMPLES, Alternative, ArrayLike, check_alternative, check_method
+from ._validation import N_RESAMPLES, check_alternative, check_method
+from .typing import Alternative, ArrayLike, MonteCarloMethod, SeedLike
+
+if TYPE_CHECKING:
+    from ._effects import LocalEffects
 
 __all__ = ["monte_carlo_test"]
 
@@ -21,7 +25,7 @@ MONTE_CARLO_METHODS = ("monte_carlo", "importance_sampling")
 
 def _monte_carlo_test_iv(stay: Any, swap: Any, statistic: Any, n_resamples: Any, rng: Any, alternative: Any,
                          alpha: Any, confidence_level: Any, rtol: Any, n_jobs: Any, method: Any,
-                         groups: Any = None) -> tuple:
+                         groups: Any = None) -> tuple[LocalEffects, Any, MonteCarloOptions]:
     func = "monte_carlo_test"
     check_alternative(alternative, func)
     check_method(method, MONTE_CARLO_METHODS, func)
@@ -43,14 +47,14 @@ def monte_carlo_test(
     statistic: Optional[Callable[[np.ndarray], Any]] = None,
     *,
     n_resamples: int = N_RESAMPLES,
-    rng: Any = None,
+    rng: SeedLike = None,
     alternative: Alternative = "two-sided",
     alpha: Optional[float] = None,
     confidence_level: float = 0.95,
     rtol: Optional[float] = None,
     n_jobs: Optional[int] = None,
     groups: Optional[ArrayLike] = None,
-    method: str = "monte_carlo",
+    method: MonteCarloMethod = "monte_carlo",
 ) -> MonteCarloTestResult:
     """Monte Carlo paired-permutation test (the papers' Alg. 1) for any statistic.
 
@@ -149,5 +153,6 @@ def monte_carlo_test(
     if statistic is None and effects.one_d and np.array_equal(effects.swap, -effects.stay):
         # Sign-flip effects x - y, y - x: S is sum(x) - sum(y), a difference of two systems' sums.
         effect = ShiftEffect.of(effects.differences(), "sum")
-    return run(effects, stat, alternative=alternative, method=method, func="monte_carlo_test", mc=mc,
-               result_type=MonteCarloTestResult, effect=effect)
+    result: MonteCarloTestResult = run(effects, stat, alternative=alternative, method=method, func="monte_carlo_test",
+                                       mc=mc, result_type=MonteCarloTestResult, effect=effect)
+    return result

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
+
+from .typing import ArrayLike, Correction
 
 __all__ = ["CORRECTIONS", "multipletests"]
 
@@ -19,7 +21,7 @@ CORRECTED_WORDS = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected
                    "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted"}
 
 
-def multipletests(pvalues: Any, method: Optional[str] = "holm") -> np.ndarray:
+def multipletests(pvalues: ArrayLike, method: Optional[Correction] = "holm") -> np.ndarray:
     """Adjusted p-values for a family of tests: statsmodels' ``multipletests(...)[1]``, to the bit.
 
     Parameters
@@ -55,7 +57,8 @@ def multipletests(pvalues: Any, method: Optional[str] = "holm") -> np.ndarray:
         raise ValueError("multipletests: p-values must be finite numbers in [0, 1]")
     m = p.size
     if method is None or m == 0:
-        return p.copy()
+        unadjusted: np.ndarray = p.copy()
+        return unadjusted
     if method == "bonferroni":
         return np.minimum(p * m, 1.0)
     order = np.argsort(p, kind="stable")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Union
 
 from ._comparison import (
     SystemPair,
@@ -19,6 +19,11 @@ from ._comparison import (
 from ._formatting import table_number
 from ._report import TaskReport
 from ._version import __version__
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from matplotlib.axes import Axes
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "MultiTaskComparison", "TaskPair", "TaskSummary"]
 
@@ -252,7 +257,8 @@ class MultiTaskComparison:
                 "alpha": self.alpha, "baseline": self.baseline, "correction": self.correction,
                 "confidence_level": self.confidence_level}
 
-    def plot_differences(self, baseline: Optional[str] = None, ax: Any = None, **kwargs: Any) -> Any:
+    def plot_differences(self, baseline: Optional[str] = None, ax: Any = None,
+                         **kwargs: Any) -> npt.NDArray[np.object_]:
         """Each system's difference to `baseline` on every task, with its interval, drawn by
         :func:`pairperm.plot_differences` (default baseline: the comparison's; significance from
         ``pvalue_adjusted`` at the comparison's alpha; each task's metric on its axis and the
@@ -262,7 +268,7 @@ class MultiTaskComparison:
         base = baseline if baseline is not None else self.baseline
         return plot_differences(self, baseline=base, ax=ax, **kwargs)
 
-    def plot(self, task: str, **kwargs: Any) -> Any:
+    def plot(self, task: str, **kwargs: Any) -> Axes:
         """One task's p-value matrix (:meth:`pairperm.SystemsComparison.plot` of :meth:`task`),
         with the task's name in its title."""
         return self.task(task).plot(task=task, **kwargs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union, overload
 
 import numpy as np
 
@@ -13,24 +13,25 @@ from ._difference import ShiftEffect
 from ._distribution import Distribution, MultiDistribution
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
-from ._runner import outcome_result, run, settle
-from ._sampling import monte_carlo_options
+from ._runner import exact_result, outcome_result, run, settle
+from ._sampling import MonteCarloOptions, core_sampling, monte_carlo_options
 from ._statistics import statistic_for
 from ._units import paired_scores
 from ._validation import (
     N_RESAMPLES,
-    Alternative,
-    ArrayLike,
     as_score_pair,
     check_alternative,
     check_method,
     check_real_difference,
     check_rtol,
 )
+from .typing import Alternative, ArrayLike, DistributionMethod, PermutationMethod, SeedLike
 
 __all__ = ["convolve_dp", "convolve_fft", "null_distribution", "permutation_test"]
 
 DISTRIBUTION_METHODS = ("auto", "dp", "fft")
+# NumPy's one descriptor of native int64: arrays of it are what the core reads in place.
+_NATIVE_INT64 = np.dtype(np.int64)
 TEST_METHODS = ("auto", "exact", "dp", "fft", "monte_carlo")
 
 
@@ -76,10 +77,16 @@ def convolve_fft(stay: ArrayLike, swap: ArrayLike) -> Distribution:
     >>> bool(np.allclose(d.pmf, pairperm.convolve_dp([1, 2, 0], [-1, -2, 0]).pmf, rtol=0, atol=1e-15))
     True
     """
-    return null_distribution(stay, swap, method="fft", _func="convolve_fft")  # type: ignore[return-value]
+    return null_distribution(stay, swap, method="fft", _func="convolve_fft")
 
 
-def null_distribution(stay: ArrayLike, swap: ArrayLike, method: Literal["auto", "dp", "fft"] = "auto",
+@overload
+def null_distribution(stay: ArrayLike, swap: ArrayLike, method: Literal["fft"], *,
+                      _func: str = "null_distribution") -> Distribution: ...
+@overload
+def null_distribution(stay: ArrayLike, swap: ArrayLike, method: DistributionMethod = "auto", *,
+                      _func: str = "null_distribution") -> Union[Distribution, MultiDistribution]: ...
+def null_distribution(stay: ArrayLike, swap: ArrayLike, method: DistributionMethod = "auto",
                       *, _func: str = "null_distribution") -> Union[Distribution, MultiDistribution]:
     """Null distribution of S = sum_n Z_n, Z_n uniform on {stay[n], swap[n]}.
 
@@ -127,26 +134,32 @@ def _int64_vectors_test(x: np.ndarray, y: np.ndarray, alternative: Any, method: 
     func = "permutation_test"
     check_alternative(alternative, func)
     try:
-        mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
+        k, jobs, draw_seed = core_sampling(n_resamples, rng, n_jobs, func)
     except (TypeError, ValueError):
         return None  # the general route words it, after the checks that come before it
     try:
-        done = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS, mc.n_resamples, mc.n_jobs,
-                                       lambda: mc.seed)
+        done = _core.paired_sum_pvalue(x, y, alternative, method, _runner.LIMITS, k, jobs, draw_seed)
     except ValueError:
         return None
     if done is None:
         return None
-    summary, outcome, d = done
-    outcome = settle(outcome, func, n_varying=summary.n_varying)
+    summary, d, p, log_p, engine, outcome = done
     statistic = summary.observed
     # The differences are the result's own: the caller may change x and y after this returns.
-    return outcome_result(outcome, PermutationTestResult, statistic, method, alternative, summary, True, statistic,
-                          ShiftEffect.of(x - y if d is None else d, "sum"))
+    effect = ShiftEffect.of(x - y if d is None else d, "sum")
+    result: PermutationTestResult
+    if outcome is None:  # an exact engine, nothing to say about it
+        result = exact_result(PermutationTestResult, statistic, p, log_p, method, alternative, engine, False, summary,
+                              True, statistic, effect)
+    else:
+        result = outcome_result(settle(outcome, func, n_varying=summary.n_varying), PermutationTestResult, statistic,
+                                method, alternative, summary, True, statistic, effect)
+    return result
 
 
 def _permutation_test_iv(x: Any, y: Any, alternative: Any, method: Any, n_resamples: Any, rng: Any,
-                         n_jobs: Any, rtol: Any, groups: Any) -> tuple:
+                         n_jobs: Any, rtol: Any,
+                         groups: Any) -> tuple[LocalEffects, Any, MonteCarloOptions, int, Optional[np.ndarray]]:
     func = "permutation_test"
     check_alternative(alternative, func)
     check_method(method, TEST_METHODS, func)
@@ -165,9 +178,9 @@ def permutation_test(
     y: ArrayLike,
     *,
     alternative: Alternative = "two-sided",
-    method: Literal["auto", "exact", "dp", "fft", "monte_carlo"] = "auto",
+    method: PermutationMethod = "auto",
     n_resamples: int = N_RESAMPLES,
-    rng: Any = None,
+    rng: SeedLike = None,
     n_jobs: Optional[int] = None,
     rtol: Optional[float] = None,
     groups: Optional[ArrayLike] = None,
@@ -258,12 +271,13 @@ def permutation_test(
     # Plain arrays only (a subclass, e.g. a masked array, means more than its buffer); the core
     # takes those it can read in place, 1-D native int64, and declines the rest.
     if (groups is None and rtol is None and type(x) is np.ndarray and type(y) is np.ndarray
-            and x.dtype == np.int64 and y.dtype == np.int64 and x.ndim == 1
+            and x.dtype is _NATIVE_INT64 and y.dtype is _NATIVE_INT64 and x.ndim == 1
             and isinstance(method, str) and method in ("auto", "exact")):
         r = _int64_vectors_test(x, y, alternative, method, n_resamples, rng, n_jobs)
         if r is not None:
             return r
     effects, stat, mc, n_items, sizes = _permutation_test_iv(x, y, alternative, method, n_resamples, rng, n_jobs,
                                                              rtol, groups)
-    return run(effects, stat, alternative=alternative, method=method, func="permutation_test", mc=mc,
-               effect=ShiftEffect.of(effects.differences(), "sum", n_items, sizes))
+    result: PermutationTestResult = run(effects, stat, alternative=alternative, method=method, func="permutation_test",
+                                        mc=mc, effect=ShiftEffect.of(effects.differences(), "sum", n_items, sizes))
+    return result

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
 from ._formatting import SUM_DRAWN_AS
 from ._validation import ALTERNATIVES
+from .typing import Alternative
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["plot_distribution", "plot_result", "save_figure"]
 
@@ -27,7 +32,8 @@ VISIBLE_LINEAR = 1e-8
 FFT_ROUNDOFF = 1e-14
 
 
-def pyplot():
+def pyplot() -> ModuleType:
+    """The module matplotlib.pyplot, or an ImportError that says how to install it."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - exercised only without matplotlib
@@ -37,9 +43,10 @@ def pyplot():
     return plt
 
 
-def _axes(ax: Any):
+def _axes(ax: Optional[Axes]) -> Axes:
     if ax is None:
-        return pyplot().subplots()[1]
+        new: Axes = pyplot().subplots()[1]
+        return new
     pyplot()  # a clear message if matplotlib is missing even when ax is given
     return ax
 
@@ -55,7 +62,7 @@ def _fmt_p(p: float, log_p: Optional[float] = None) -> str:
     return f"p = {p:.4g}"
 
 
-def _rejected(values: np.ndarray, observed: Any, twice_mean: int, alternative: str) -> np.ndarray:
+def _rejected(values: np.ndarray, observed: Union[int, float], twice_mean: int, alternative: str) -> np.ndarray:
     """Rejection region of the identity statistic; integer arithmetic when observed is an integer."""
     if alternative == "greater":
         return values >= observed
@@ -66,7 +73,7 @@ def _rejected(values: np.ndarray, observed: Any, twice_mean: int, alternative: s
     return np.abs(2.0 * values - twice_mean) >= abs(2.0 * observed - twice_mean)
 
 
-def _observed_value(observed: Any, func: str):
+def _observed_value(observed: Any, func: str) -> Union[int, float]:
     if isinstance(observed, (bool, np.bool_)) or not isinstance(observed, (numbers.Real, np.integer, np.floating)):
         raise ValueError(f"{func}: observed must be a number (a value of S); got {observed!r}")
     if isinstance(observed, (numbers.Integral, np.integer)):
@@ -77,9 +84,9 @@ def _observed_value(observed: Any, func: str):
     return int(value) if value.is_integer() else value
 
 
-def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: str,
+def _draw(dist: Any, ax: Optional[Axes], observed: Any, alternative: str, log: bool, func: str,
           pvalue: Optional[float] = None, log_pvalue: Optional[float] = None,
-          drawn_as: tuple[str, str, str] = SUM_DRAWN_AS):
+          drawn_as: tuple[str, str, str] = SUM_DRAWN_AS) -> Axes:
     _check_alternative(alternative, func)
     pmf = np.asarray(getattr(dist, "pmf", None) if dist is not None else None)
     if dist is None or pmf.ndim != 1:
@@ -140,7 +147,8 @@ def _draw(dist: Any, ax: Any, observed: Any, alternative: str, log: bool, func: 
     return ax
 
 
-def _regions(observed: Any, twice_mean: int, alternative: str, lo: float, hi: float) -> list:
+def _regions(observed: Union[int, float], twice_mean: int, alternative: str, lo: float,
+             hi: float) -> list[tuple[float, float]]:
     """x-intervals of the rejection region clipped to the drawn support [lo, hi]."""
     if alternative == "greater":
         spans = [(observed, hi)]
@@ -155,8 +163,8 @@ def _regions(observed: Any, twice_mean: int, alternative: str, lo: float, hi: fl
     return [(max(a, lo), min(b, hi)) for a, b in spans if min(b, hi) > max(a, lo)]
 
 
-def plot_distribution(dist: Any, ax: Any = None, observed: Any = None, alternative: str = "two-sided",
-                      log: bool = False):
+def plot_distribution(dist: Any, ax: Optional[Axes] = None, observed: Any = None,
+                      alternative: Alternative = "two-sided", log: bool = False) -> Axes:
     """Draw the null pmf of a 1-D :class:`pairperm.Distribution`.
 
     Parameters
@@ -202,7 +210,7 @@ def plot_distribution(dist: Any, ax: Any = None, observed: Any = None, alternati
     return _draw(dist, ax, observed, alternative, log, "plot_distribution")
 
 
-def plot_result(result: Any, ax: Any = None, log: bool = False):
+def plot_result(result: Any, ax: Optional[Axes] = None, log: bool = False) -> Axes:
     """Draw a test's null distribution, its observed statistic and rejection region.
 
     Parameters

@@ -9,14 +9,28 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ._metrics import is_summed, prefers_lower
 from ._multipletests import ADJUSTED_NAMES
 from ._plot import pyplot
 from ._validation import check_probability, is_dataframe
+from .typing import ArrayLike, Correction
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    # What plot_differences draws into: one Axes, or one per task (a sequence, or an array as
+    # matplotlib's subplots returns them).
+    _DifferenceAxes = Union[Axes, Sequence[Axes], npt.NDArray[np.object_]]
+    # A table's rows, each a mapping column -> value.
+    _Records = list[Mapping[str, Any]]
+    # (difference, ci_low, ci_high, significant) of each (system, task) drawn.
+    _Cells = dict[tuple[str, Any], tuple[float, float, float, bool]]
 
 __all__ = ["plot_differences", "plot_pvalue_matrix", "pvalue_matrix_title"]
 
@@ -48,15 +62,23 @@ MATRIX_ORDERS = ("score", "cluster")
 SIGNIFICANT_DOT = "\N{BULLET}"
 
 
-def _tick_points(ax: Any, n: int) -> float:
+def _height_points(ax: Axes) -> float:
+    """The axes' height in points (after an aspect's adjustment), also for Axes of a SubFigure,
+    whose position is a fraction of the subfigure's height."""
+    fig = ax.figure
+    inches = fig.get_figheight() if hasattr(fig, "get_figheight") else fig.bbox.height / fig.dpi
+    return float(ax.get_position().height * inches * 72.0)
+
+
+def _tick_points(ax: Axes, n: int) -> float:
     """Font size in points for n tick labels along the axes' height (one a row)."""
-    height = ax.get_position().height * ax.figure.get_figheight() * 72.0
+    height = _height_points(ax)
     low, high = TICK_POINTS
     return float(min(high, max(low, TICK_FILL * height / max(n, 1))))
 
 
-def _matrix_order(order: Any, n: int, names: list, scores: Any, lower_is_better: bool, shade: np.ndarray,
-                  func: str) -> tuple:
+def _matrix_order(order: Any, n: int, names: list[str], scores: Any, lower_is_better: bool, shade: np.ndarray,
+                  func: str) -> tuple[int, ...]:
     """Positions of the systems in the drawn order (index k is drawn k-th)."""
     if order is None:
         return tuple(range(n))
@@ -91,7 +113,7 @@ def _matrix_order(order: Any, n: int, names: list, scores: Any, lower_is_better:
     return tuple(int(i) for i in items)
 
 
-def _cluster_order(shade: np.ndarray, func: str) -> tuple:
+def _cluster_order(shade: np.ndarray, func: str) -> tuple[int, ...]:
     """Leaves of an average-linkage clustering of the systems' rows of shown log10 p."""
     n = shade.shape[0]
     if n <= 2:
@@ -117,9 +139,10 @@ def pvalue_matrix_title(rule: str, task: Optional[str] = None) -> str:
     return text if task is None else f"{task}: {text}"
 
 
-def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, ax: Any = None, *,
-                       order: Any = None, scores: Any = None, lower_is_better: bool = False,
-                       cell_labels: Optional[bool] = None, task: Optional[str] = None):
+def plot_pvalue_matrix(matrix: ArrayLike, names: Sequence[str], alpha: float = 0.05, ax: Optional[Axes] = None, *,
+                       order: Union[Literal["score", "cluster"], Sequence[Union[int, str]], None] = None,
+                       scores: Optional[ArrayLike] = None, lower_is_better: bool = False,
+                       cell_labels: Optional[bool] = None, task: Optional[str] = None) -> Axes:
     """Heatmap of pairwise p-values between systems, significant cells marked.
 
     Parameters
@@ -221,17 +244,17 @@ def plot_pvalue_matrix(matrix: Any, names: Sequence[str], alpha: float = 0.05, a
     else:
         rows, cols = np.nonzero(p < alpha)
         if rows.size:
-            cell = ax.get_position().height * ax.figure.get_figheight() * 72.0 / n
+            cell = _height_points(ax) / n
             ax.scatter(cols, rows, s=(0.3 * cell) ** 2, marker="o", linewidths=0,
                        c=np.where(dark[rows, cols], "white", "black"))
     _label_matrix(ax, names)
     ax.set_title(pvalue_matrix_title(f"{'*' if labelled else SIGNIFICANT_DOT} p < {alpha:g}",
                                      None if task is None else str(task)))
-    ax.pairperm_order = drawn
+    cast(Any, ax).pairperm_order = drawn  # an attribute of pairperm's own, which Axes does not declare
     return ax
 
 
-def _label_matrix(ax: Any, names: list) -> None:
+def _label_matrix(ax: Axes, names: list[str]) -> None:
     """The systems along both axes of a matrix, in a font that fits their rows."""
     n = len(names)
     points = _tick_points(ax, n)
@@ -265,7 +288,7 @@ LEGEND_CHAR_WIDTH = 0.55
 LEGEND_HANDLE_WIDTH = 3.5
 
 
-def _table_records(table: Any, func: str) -> list:
+def _table_records(table: Any, func: str) -> _Records:
     """The rows of a comparison table as a list of mappings (DataFrame rows or records)."""
     if is_dataframe(table):
         return list(table.to_dict(orient="records"))
@@ -283,14 +306,14 @@ def _table_records(table: Any, func: str) -> list:
     return records
 
 
-def _number(row: Mapping, column: str, k: int, func: str) -> float:
+def _number(row: Mapping[str, Any], column: str, k: int, func: str) -> float:
     value = row[column]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
         raise ValueError(f"{func}: row {k}, column {column!r} must be a number; got {value!r}")
     return float(value)
 
 
-def _baseline_of(records: list, baseline: Any, func: str) -> str:
+def _baseline_of(records: _Records, baseline: Any, func: str) -> str:
     """The given baseline, checked, or the one system every row compares with."""
     systems = {str(r[c]) for r in records for c in ("system_a", "system_b")}
     if baseline is not None:
@@ -307,9 +330,11 @@ def _baseline_of(records: list, baseline: Any, func: str) -> str:
     return common.pop()
 
 
-def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None, alpha: Optional[float] = None, *,
-                     adjusted: bool = True, lower_is_better: Optional[bool] = None, columns: Optional[int] = None,
-                     metric: Any = None, correction: Optional[str] = None, confidence_level: Optional[float] = None):
+def plot_differences(table: Any, baseline: Optional[str] = None, ax: Optional[_DifferenceAxes] = None,
+                     alpha: Optional[float] = None, *, adjusted: bool = True, lower_is_better: Optional[bool] = None,
+                     columns: Optional[int] = None, metric: Union[str, Mapping[Any, str], None] = None,
+                     correction: Union[Correction, Literal["none"], None] = None,
+                     confidence_level: Optional[float] = None) -> npt.NDArray[np.object_]:
     """Each system's difference to a baseline on each task, with confidence intervals.
 
     Parameters
@@ -413,7 +438,7 @@ def plot_differences(table: Any, baseline: Optional[str] = None, ax: Any = None,
 
 
 def _difference_options(table: Any, alpha: Any, baseline: Any, metric: Any, correction: Any, confidence_level: Any,
-                        func: str) -> tuple:
+                        func: str) -> tuple[_Records, float, Any, Any, Any, Optional[float]]:
     """(the table's rows, alpha, baseline, metric, correction, confidence level): from a
     comparison of several tasks, which describes itself, where the arguments leave them open."""
     describe = getattr(table, "difference_table", None)
@@ -437,7 +462,7 @@ def _difference_options(table: Any, alpha: Any, baseline: Any, metric: Any, corr
     return records, level, baseline, metric, correction, confidence_level
 
 
-def _difference_cells(records: list, base: str, p_column: str, alpha: float, func: str) -> tuple[list, dict]:
+def _difference_cells(records: _Records, base: str, p_column: str, alpha: float, func: str) -> tuple[list[Any], _Cells]:
     """(the tasks in order of first appearance, {(system, task): (difference, ci_low, ci_high,
     significant)}) of the rows against `base`, each as system minus baseline."""
     needed = (*DIFFERENCE_COLUMNS, p_column)
@@ -445,8 +470,8 @@ def _difference_cells(records: list, base: str, p_column: str, alpha: float, fun
     if missing:
         raise ValueError(f"{func}: the table lacks column{'s' if len(missing) > 1 else ''} "
                          f"{', '.join(map(repr, missing))} (needs {', '.join(needed)})")
-    tasks: list = []
-    cells: dict = {}
+    tasks: list[Any] = []
+    cells: _Cells = {}
     for k, r in enumerate(records):
         a, b = str(r["system_a"]), str(r["system_b"])
         if base not in (a, b):
@@ -479,14 +504,15 @@ def _difference_cells(records: list, base: str, p_column: str, alpha: float, fun
     return tasks, cells
 
 
-def _difference_axes(ax: Any, n_tasks: int, n_systems: int, columns: Any, func: str) -> tuple:
+def _difference_axes(ax: Optional[_DifferenceAxes], n_tasks: int, n_systems: int, columns: Any,
+                     func: str) -> tuple[Optional[Figure], list[Axes], list[bool], list[bool]]:
     """(the figure made here or None, one Axes per task, whether each is in the bottom row, and
     in the left column)."""
     if columns is not None and (isinstance(columns, bool) or not isinstance(columns, numbers.Integral) or columns < 1):
         raise ValueError(f"{func}: columns must be a positive integer; got {columns!r}")
     if ax is not None:
         pyplot()
-        axes = [ax] if hasattr(ax, "errorbar") else list(np.ravel(np.asarray(ax, dtype=object)))
+        axes = cast("list[Axes]", [ax] if hasattr(ax, "errorbar") else list(np.ravel(np.asarray(ax, dtype=object))))
         if len(axes) != n_tasks:
             raise ValueError(f"{func}: ax must be one Axes per task: {n_tasks} tasks, {len(axes)} Axes given")
         return None, axes, [True] * n_tasks, [True] * n_tasks
@@ -501,7 +527,7 @@ def _difference_axes(ax: Any, n_tasks: int, n_systems: int, columns: Any, func: 
             [k % per_row == 0 for k in range(n_tasks)])
 
 
-def _draw_differences(panel: Any, task: Any, systems: list, cells: dict, marks: tuple[str, str]) -> None:
+def _draw_differences(panel: Axes, task: Any, systems: list[str], cells: _Cells, marks: tuple[str, str]) -> None:
     """One task's differences and intervals on its panel: significant ones dark and filled, the
     others grey and open; one-sided intervals run to the panel's edge with an arrow."""
     row = {s: k for k, s in enumerate(systems)}
@@ -537,7 +563,7 @@ def _draw_differences(panel: Any, task: Any, systems: list, cells: dict, marks: 
                        linestyle="none", clip_on=False, zorder=3)
 
 
-def _label_panel(panel: Any, title: str, systems: list, points: float, xlabel: Optional[str],
+def _label_panel(panel: Axes, title: str, systems: list[str], points: float, xlabel: Optional[str],
                  shared_left: Optional[bool]) -> None:
     """A panel's title, its systems' rows (or, sharing the figure's y axis, whether it shows
     their labels) and its x label where it has one."""
@@ -557,10 +583,10 @@ def _label_panel(panel: Any, title: str, systems: list, points: float, xlabel: O
         panel.set_xlabel(xlabel, fontsize="small")
 
 
-def _difference_legend(fig: Any, axes: list, marks: tuple[str, str], cells: dict,
+def _difference_legend(fig: Optional[Figure], axes: list[Axes], marks: tuple[str, str], cells: _Cells,
                        confidence_level: Optional[float]) -> None:
     """The markers' and the intervals' meaning: above a figure made here, else on the first Axes."""
-    found: dict = {}
+    found: dict[str, Any] = {}
     for panel in axes:
         for handle, label in zip(*panel.get_legend_handles_labels()):
             found.setdefault(label, handle)
@@ -578,9 +604,9 @@ def _difference_legend(fig: Any, axes: list, marks: tuple[str, str], cells: dict
         axes[0].legend(list(handles.values()), list(handles), fontsize="small")
 
 
-def task_metrics(records: list, metric: Any, tasks: list, func: str) -> dict:
+def task_metrics(records: _Records, metric: Any, tasks: list[Any], func: str) -> dict[Any, Optional[str]]:
     """task -> its metric's name (None: unknown), from `metric` or else the table's column."""
-    found: dict = {}
+    found: dict[Any, str] = {}
     for r in records:
         value = r.get("metric")
         if value is None or (isinstance(value, (float, np.floating)) and math.isnan(value)):
@@ -589,7 +615,7 @@ def task_metrics(records: list, metric: Any, tasks: list, func: str) -> dict:
         if found.setdefault(task, value) != value:
             raise ValueError(f"{func}: task {task!r} has rows of two metrics: {found[task]!r} and {value!r}")
     if metric is None:
-        given: dict = {}
+        given: dict[Any, str] = {}
     elif isinstance(metric, str):
         given = dict.fromkeys(tasks, metric)
     elif isinstance(metric, Mapping):
@@ -627,7 +653,7 @@ def _interval_label(confidence_level: Optional[float], one_sided: bool) -> str:
     return f"{size}{'one-sided ' if one_sided else ''}intervals, not adjusted for multiplicity"
 
 
-def _legend_columns(labels: list, fig: Any) -> int:
+def _legend_columns(labels: list[str], fig: Figure) -> int:
     """All entries in one row when they fit the figure's width, else one a row."""
     from matplotlib.font_manager import FontProperties
 

@@ -28,8 +28,6 @@ from ._sampling import block_seed, monte_carlo_options
 from ._stats import multisets
 from ._validation import (
     N_RESAMPLES,
-    Alternative,
-    ArrayLike,
     align_by_index,
     apply_vectorised,
     as_real_array,
@@ -37,6 +35,7 @@ from ._validation import (
     check_method,
     check_same_length,
 )
+from .typing import Alternative, ArrayLike, BootstrapIntervalMethod, SeedLike
 
 __all__ = ["BootstrapIntervals", "bootstrap_intervals", "bootstrap_mean_intervals", "percentiles"]
 
@@ -186,11 +185,11 @@ def bootstrap_intervals(
     metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "mean",
     *,
     pairs: Optional[ArrayLike] = None,
-    method: str = "bca",
+    method: BootstrapIntervalMethod = "bca",
     confidence_level: float = 0.95,
     alternative: Alternative = "two-sided",
     n_resamples: int = N_RESAMPLES,
-    rng: Any = None,
+    rng: SeedLike = None,
     beta: float = 1.0,
     zero_division: float = 0.0,
     n_jobs: Optional[int] = None,

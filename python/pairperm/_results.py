@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Callable, ClassVar, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, NamedTuple, Optional, Union
 
 import numpy as np
 
 from ._formatting import SUM_DRAWN_AS, short_repr
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ._distribution import Distribution, MultiDistribution
 
 __all__ = [
     "BootstrapTestResult",
@@ -141,9 +146,10 @@ class _Result:
         effect = getattr(self, "_effect", None)
         if effect is None:
             raise ValueError(f"{type(self).__name__}.confidence_interval: {self._no_interval}")
-        return effect.interval(confidence_level, self.alternative, **options)
+        interval: ConfidenceInterval = effect.interval(confidence_level, self.alternative, **options)
+        return interval
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The public fields as plain Python values (no NumPy types, no arrays; an infinite or
         NaN float becomes None), ready for ``json.dumps``."""
         out = {}
@@ -163,20 +169,20 @@ class _WithNull:
     _drawn_as = SUM_DRAWN_AS
 
     @property
-    def null_distribution(self) -> Any:
+    def null_distribution(self) -> Union[Distribution, MultiDistribution, None]:
         cached = self.__dict__.get("_null_cache")
         if cached is None and self._null is not None:
             cached = self._null.build()
             object.__setattr__(self, "_null_cache", cached)
         return cached
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_null_cache"}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
-    def plot(self, ax: Any = None, *, log: bool = False) -> Any:
+    def plot(self, ax: Optional[Axes] = None, *, log: bool = False) -> Axes:
         """Plot the null distribution with the observed statistic and the rejection region."""
         from ._plot import plot_result
 
@@ -255,10 +261,10 @@ class PermutationTestResult(_WithNull, _Result):
     engine: str = ""
     n_resamples: Optional[int] = None
     hits: Optional[int] = None
-    pvalue_ci: Optional[tuple] = None
+    pvalue_ci: Optional[tuple[float, float]] = None
     pvalue_is_bound: bool = False
     stopped_early: bool = False
-    log_pvalue_ci: Optional[tuple] = None
+    log_pvalue_ci: Optional[tuple[float, float]] = None
     difference: Union[int, float, None] = None
     pvalue_is_floor: bool = False
     _null: Any = field(default=None, compare=False)
@@ -418,7 +424,7 @@ class WilcoxonResult(_Result):
     pvalue_error: Optional[float] = None
     n_resamples: Optional[int] = None
     hits: Optional[int] = None
-    pvalue_ci: Optional[tuple] = None
+    pvalue_ci: Optional[tuple[float, float]] = None
     difference: Optional[float] = None
     _effect: Any = field(default=None, compare=False)
 
@@ -485,7 +491,7 @@ class BootstrapTestResult(_Result):
 
     statistic: float
     pvalue: float
-    confidence_interval: tuple = field()  # type: ignore[assignment]  # a Field, so that the inherited method is not taken as its default
+    confidence_interval: tuple[float, float] = field()  # type: ignore[assignment]  # a Field, so that the inherited method is not taken as its default
     metric_a: float
     metric_b: float
     metric: str
@@ -502,7 +508,7 @@ class BootstrapTestResult(_Result):
         interval._result = self
         object.__setattr__(self, "confidence_interval", interval)
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         # The interval's link back to its result is not pickled (a cycle): restore it.
         self.__dict__.update(state)
         self.__post_init__()
@@ -561,4 +567,5 @@ class CompareResult(_Result):
         :meth:`pairperm.PermutationTestResult.confidence_interval` for the kinds of interval."""
         if self._effect is None:
             raise ValueError(f"CompareResult.confidence_interval: {self._no_interval}")
-        return self._effect.interval(confidence_level, self.result.alternative, **options)
+        interval: ConfidenceInterval = self._effect.interval(confidence_level, self.result.alternative, **options)
+        return interval

@@ -24,7 +24,7 @@ from ._sampling import MC_BLOCK, MC_BLOCK_ELEMENTS, MonteCarloOptions, block_see
 from ._smooth import smooth_pvalue
 from ._stats import clopper_pearson, excludes
 
-__all__ = ["LIMITS", "execute", "monte_carlo", "outcome_result", "plan", "run", "settle"]
+__all__ = ["LIMITS", "exact_result", "execute", "monte_carlo", "outcome_result", "plan", "run", "settle"]
 
 if _core.vector_math_ignored:
     # Read once, when the core was loaded: a setting that names no kind caps nothing.
@@ -178,6 +178,16 @@ _EXACT_RESULT: dict[type, Callable[..., Any]] = {
 _REAL_ROUTES = ("meet_in_the_middle", "saddlepoint_is")
 
 
+def exact_result(result_type: type, statistic: Any, p: float, log_p: float, method: str, alternative: str,
+                 engine: str, bound: bool, summary: Any, one_d: bool, difference: Any = None,
+                 effect: Any = None) -> Any:
+    """The result of an exact engine (`engine` as results name it), which keeps the recipe of
+    its null distribution: the grouped engine's, or the DP's or FFT's where those ran."""
+    null_engine = engine if engine in ("dp", "fft") else "auto"
+    return _EXACT_RESULT[result_type](statistic, p, log_p, method, alternative, engine, bound,
+                                      NullRecipe(summary, one_d, null_engine), difference, effect)
+
+
 def outcome_result(outcome: Any, result_type: type, statistic: Any, method: str, alternative: str, summary: Any,
                    one_d: bool, difference: Any = None, effect: Any = None) -> Any:
     """The result of an executed test (`outcome` settled). An exact engine's keeps the recipe of
@@ -185,10 +195,8 @@ def outcome_result(outcome: Any, result_type: type, statistic: Any, method: str,
     difference of two systems' metrics and the record behind its interval where there is one."""
     engine = outcome.route
     if engine not in _REAL_ROUTES:
-        null_engine = engine if engine in ("dp", "fft") else "auto"
-        return _EXACT_RESULT[result_type](statistic, outcome.pvalue, outcome.log_pvalue, method, alternative, engine,
-                                          outcome.is_bound, NullRecipe(summary, one_d, null_engine), difference,
-                                          effect)
+        return exact_result(result_type, statistic, outcome.pvalue, outcome.log_pvalue, method, alternative, engine,
+                            outcome.is_bound, summary, one_d, difference, effect)
     shown = {} if effect is None else {"difference": difference, "_effect": effect}
     sampled = engine == "saddlepoint_is"
     return result_type(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -19,8 +19,8 @@ from ._validation import (
     check_rng,
 )
 
-__all__ = ["MonteCarloOptions", "block_seed", "check_sampling", "child_seed", "monte_carlo_options", "seed_from_rng",
-           "seed_root"]
+__all__ = ["MonteCarloOptions", "block_seed", "check_sampling", "child_seed", "core_sampling", "monte_carlo_options",
+           "seed_from_rng", "seed_root"]
 
 # Resamples per sampler call. Fixed (not tuned to the data) so that one seed draws the same
 # resamples whichever test asks; smaller only when m is so large that a block of sums
@@ -73,7 +73,22 @@ def monte_carlo_options(n_resamples: Any, rng: Any, n_jobs: Any, func: str, *, a
     jobs = check_n_jobs(n_jobs, func)
     a = check_probability(alpha, "alpha", func, optional=True)
     conf = check_probability(confidence_level, "confidence_level", func)
-    return MonteCarloOptions(k, rng, a, conf, jobs, func)  # type: ignore[arg-type]
+    return MonteCarloOptions(k, rng, a, conf, jobs, func)
+
+
+def core_sampling(n_resamples: Any, rng: Any, n_jobs: Any, func: str) -> tuple[int, int, Callable[[], int]]:
+    """The sampling arguments as the core's executor takes them: resamples, threads (0: all
+    cores) and the function that draws the seed when a sampled route runs. Checked as
+    `monte_carlo_options` checks them (the defaults without making the options)."""
+    if rng is None and _default_sampling(n_resamples, n_jobs):
+        return n_resamples, 0, _random_seed
+    mc = monte_carlo_options(n_resamples, rng, n_jobs, func)
+    return mc.n_resamples, mc.n_jobs, lambda: mc.seed
+
+
+def _random_seed() -> int:
+    """A seed from fresh entropy, as `seed_from_rng` draws it for rng=None."""
+    return seed_from_rng(None)
 
 
 def seed_from_rng(rng: Any, func: str = "") -> int:

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from ._effects import LocalEffects
 from ._results import PermutationTestResult
 from ._runner import run
-from ._sampling import monte_carlo_options
+from ._sampling import MonteCarloOptions, monte_carlo_options
 from ._statistics import statistic_for
 from ._validation import (
     N_RESAMPLES,
-    Alternative,
-    ArrayLike,
     check_alternative,
     check_method,
     check_rtol,
     check_statistic,
 )
+from .typing import Alternative, ArrayLike, PermutationMethod, SeedLike
 
 __all__ = ["structured_test"]
 
@@ -27,7 +26,8 @@ STRUCTURED_METHODS = ("auto", "exact", "dp", "fft", "monte_carlo")
 
 
 def _structured_test_iv(stay: Any, swap: Any, statistic: Any, alternative: Any, method: Any, rtol: Any,
-                        n_resamples: Any, rng: Any, n_jobs: Any, groups: Any = None) -> tuple:
+                        n_resamples: Any, rng: Any, n_jobs: Any,
+                        groups: Any = None) -> tuple[LocalEffects, Any, MonteCarloOptions]:
     func = "structured_test"
     check_alternative(alternative, func)
     check_method(method, STRUCTURED_METHODS, func)
@@ -39,7 +39,7 @@ def _structured_test_iv(stay: Any, swap: Any, statistic: Any, alternative: Any, 
 
 
 def read_effects_and_statistic(stay: Any, swap: Any, statistic: Any, rtol: Any, func: str,
-                               groups: Any = None) -> tuple:
+                               groups: Any = None) -> tuple[LocalEffects, Any]:
     """Local effects (integer or real, 1-D or m-D; summed per unit with `groups`) and the
     statistic kind for them."""
     check_statistic(statistic, func)
@@ -57,10 +57,10 @@ def structured_test(
     statistic: Optional[Callable[[np.ndarray], Any]] = None,
     *,
     alternative: Alternative = "two-sided",
-    method: Literal["auto", "exact", "dp", "fft", "monte_carlo"] = "auto",
+    method: PermutationMethod = "auto",
     rtol: Optional[float] = None,
     n_resamples: int = N_RESAMPLES,
-    rng: Any = None,
+    rng: SeedLike = None,
     n_jobs: Optional[int] = None,
     groups: Optional[ArrayLike] = None,
 ) -> PermutationTestResult:
@@ -144,4 +144,6 @@ def structured_test(
     """
     effects, stat, mc = _structured_test_iv(stay, swap, statistic, alternative, method, rtol, n_resamples, rng,
                                             n_jobs, groups)
-    return run(effects, stat, alternative=alternative, method=method, func="structured_test", mc=mc)
+    result: PermutationTestResult = run(effects, stat, alternative=alternative, method=method, func="structured_test",
+                                        mc=mc)
+    return result

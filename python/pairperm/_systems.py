@@ -13,19 +13,27 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import math
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Optional, Sequence, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _tasks
 from ._comparison import SystemPair, SystemsComparison
 from ._inputs import PreparedTask, check_single_task_options, is_several_tasks, pair_indices, read_task_systems
 from ._multipletests import multipletests
 from ._pairs import run_pairs
-from ._validation import (
-    Alternative,
-)
 from ._version import __version__
+from .typing import Alternative, Correction, ProgressCallback
+
+if TYPE_CHECKING:
+    from ._multitask import MultiTaskComparison
+
+    # A metric as pairperm.compare takes it: a name or a vectorised callable of summed statistics.
+    _Metric = Union[str, Callable[[np.ndarray], np.ndarray]]
+    # One task's systems that are never read as several tasks: an array (n_systems, N, ...), a
+    # sequence of systems, or a mapping of names to arrays or sequences (no mapping, no DataFrame).
+    _OneTaskScores = Union[npt.NDArray[Any], Sequence[Any], Mapping[str, Union[npt.NDArray[Any], Sequence[Any]]]]
 
 __all__ = ["compare_systems"]
 
@@ -45,13 +53,61 @@ _FUNC = "compare_systems"
 # ---------------------------------------------------------------- the function
 
 
-def compare_systems(scores: Any, metric: Union[str, Callable[[np.ndarray], np.ndarray]] = "accuracy", *,
+# Several tasks: a mapping task -> {system: scores}.
+@overload
+def compare_systems(scores: Mapping[str, Mapping[str, Any]], metric: Union[_Metric, Mapping[str, _Metric]] = ..., *,
+                    baseline: Optional[str] = ..., alternative: Alternative = ..., correction: Optional[Correction] = ...,
+                    alpha: float = ..., n_jobs: Optional[int] = ..., executor: Optional[cf.Executor] = ...,
+                    progress: Union[None, bool, ProgressCallback] = ..., names: Optional[Sequence[str]] = ...,
+                    correction_scope: Literal["task", "family"] = ..., confidence_level: Optional[float] = ...,
+                    bootstrap_resamples: int = ..., cache: Any = ..., columns: Optional[Mapping[str, Any]] = ...,
+                    groups: Any = ..., id_column: Optional[str] = ..., **options: Any) -> MultiTaskComparison: ...
+# A metric per task ({task: metric}) is for several tasks only.
+@overload
+def compare_systems(scores: Any, metric: Mapping[str, _Metric], *,
+                    baseline: Optional[str] = ..., alternative: Alternative = ..., correction: Optional[Correction] = ...,
+                    alpha: float = ..., n_jobs: Optional[int] = ..., executor: Optional[cf.Executor] = ...,
+                    progress: Union[None, bool, ProgressCallback] = ..., names: Optional[Sequence[str]] = ...,
+                    correction_scope: Literal["task", "family"] = ..., confidence_level: Optional[float] = ...,
+                    bootstrap_resamples: int = ..., cache: Any = ..., columns: Optional[Mapping[str, Any]] = ...,
+                    groups: Any = ..., id_column: Optional[str] = ..., **options: Any) -> MultiTaskComparison: ...
+# So are the column names of a long table.
+@overload
+def compare_systems(scores: Any, metric: Union[_Metric, Mapping[str, _Metric]] = ..., *,
+                    baseline: Optional[str] = ..., alternative: Alternative = ..., correction: Optional[Correction] = ...,
+                    alpha: float = ..., n_jobs: Optional[int] = ..., executor: Optional[cf.Executor] = ...,
+                    progress: Union[None, bool, ProgressCallback] = ..., names: Optional[Sequence[str]] = ...,
+                    correction_scope: Literal["task", "family"] = ..., confidence_level: Optional[float] = ...,
+                    bootstrap_resamples: int = ..., cache: Any = ..., columns: Mapping[str, Any],
+                    groups: Any = ..., id_column: Optional[str] = ..., **options: Any) -> MultiTaskComparison: ...
+# One task: an array or a sequence of systems, or a mapping of names to arrays or sequences, with
+# none of the options that only several tasks take.
+@overload
+def compare_systems(scores: _OneTaskScores, metric: _Metric = ..., *,
+                    baseline: Optional[str] = ..., alternative: Alternative = ..., correction: Optional[Correction] = ...,
+                    alpha: float = ..., n_jobs: Optional[int] = ..., executor: Optional[cf.Executor] = ...,
+                    progress: Union[None, bool, ProgressCallback] = ..., names: Optional[Sequence[str]] = ...,
+                    correction_scope: Literal["task", "family"] = ..., confidence_level: Optional[float] = ...,
+                    bootstrap_resamples: int = ..., cache: None = ..., columns: None = ...,
+                    groups: Any = ..., id_column: Optional[str] = ..., **options: Any) -> SystemsComparison: ...
+# Anything else (a DataFrame, a mapping of pandas objects): which one only the data tell.
+@overload
+def compare_systems(scores: Any, metric: Union[_Metric, Mapping[str, _Metric]] = ..., *,
+                    baseline: Optional[str] = ..., alternative: Alternative = ..., correction: Optional[Correction] = ...,
+                    alpha: float = ..., n_jobs: Optional[int] = ..., executor: Optional[cf.Executor] = ...,
+                    progress: Union[None, bool, ProgressCallback] = ..., names: Optional[Sequence[str]] = ...,
+                    correction_scope: Literal["task", "family"] = ..., confidence_level: Optional[float] = ...,
+                    bootstrap_resamples: int = ..., cache: Any = ..., columns: Optional[Mapping[str, Any]] = ...,
+                    groups: Any = ..., id_column: Optional[str] = ...,
+                    **options: Any) -> Union[SystemsComparison, MultiTaskComparison]: ...
+def compare_systems(scores: Any, metric: Union[_Metric, Mapping[str, _Metric]] = "accuracy", *,
                     baseline: Optional[str] = None, alternative: Alternative = "two-sided",
-                    correction: Optional[str] = "holm", alpha: float = 0.05, n_jobs: Optional[int] = None,
-                    executor: Optional[cf.Executor] = None, progress: Any = None, names: Optional[Sequence[str]] = None,
-                    correction_scope: str = "task", confidence_level: Optional[float] = 0.95,
-                    bootstrap_resamples: int = 1000, cache: Any = None, columns: Optional[Mapping[str, Any]] = None,
-                    groups: Any = None, id_column: Optional[str] = None, **options: Any) -> Any:
+                    correction: Optional[Correction] = "holm", alpha: float = 0.05, n_jobs: Optional[int] = None,
+                    executor: Optional[cf.Executor] = None, progress: Union[None, bool, ProgressCallback] = None,
+                    names: Optional[Sequence[str]] = None, correction_scope: Literal["task", "family"] = "task",
+                    confidence_level: Optional[float] = 0.95, bootstrap_resamples: int = 1000, cache: Any = None,
+                    columns: Optional[Mapping[str, Any]] = None, groups: Any = None, id_column: Optional[str] = None,
+                    **options: Any) -> Union[SystemsComparison, MultiTaskComparison]:
     """Compare many systems evaluated on the same entries: every pair, or each against a baseline.
 
     Each pair runs the test :func:`pairperm.compare` runs for `metric` (exact wherever one
@@ -167,7 +223,7 @@ def compare_systems(scores: Any, metric: Union[str, Callable[[np.ndarray], np.nd
 
 def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any, correction: Any, alpha: Any,
                       n_jobs: Any, executor: Any, progress: Any, names: Any, confidence_level: Any,
-                      bootstrap_resamples: Any, groups: Any, id_column: Any, options: dict) -> SystemsComparison:
+                      bootstrap_resamples: Any, groups: Any, id_column: Any, options: dict[str, Any]) -> SystemsComparison:
     """compare_systems() on one task."""
     level, n_boot = _tasks.interval_options(confidence_level, bootstrap_resamples)
     sys_names, arrays, root, n_jobs, items = read_task_systems(scores, metric, names, alternative, correction,
@@ -178,7 +234,7 @@ def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any,
                    units=task.units)
     adjusted = multipletests(out.pvalue, correction)
     values = task.values
-    system_ci: tuple = ()
+    system_ci: tuple[Any, ...] = ()
     pair_ci = np.full((len(pairs), 2), math.nan)
     seed = _tasks.interval_seed(root, "")
     if level is not None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from typing import Any, Literal, NoReturn, Optional, Sequence
+from typing import Any, Literal, NoReturn, Optional, Sequence, overload
 
 import numpy as np
-import numpy.typing as npt
+
+# Defined in the public pairperm.typing; re-exported here for the modules that import them from here.
+from .typing import Alternative as Alternative
+from .typing import ArrayLike as ArrayLike
 
 ALTERNATIVES = ("two-sided", "greater", "less")
-Alternative = Literal["two-sided", "greater", "less"]
-ArrayLike = npt.ArrayLike
 
 #: The default number of resamples of every sampling method.
 N_RESAMPLES = 10_000
@@ -73,6 +74,10 @@ def check_n_jobs(n_jobs: Any, func: str) -> int:
     return int(n_jobs)
 
 
+@overload
+def check_probability(value: Any, name: str, func: str, *, optional: Literal[False] = False) -> float: ...
+@overload
+def check_probability(value: Any, name: str, func: str, *, optional: bool) -> Optional[float]: ...
 def check_probability(value: Any, name: str, func: str, *, optional: bool = False) -> Optional[float]:
     """A number strictly between 0 and 1 (alpha, confidence_level)."""
     if value is None and optional:

@@ -8,7 +8,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, TextIO, TypeVar
 
 import numpy as np
 
@@ -26,10 +26,13 @@ DEMO_N = 10_000
 DEMO_SEED = 2022
 DEMO_RESAMPLES = 20_000
 
+_T = TypeVar("_T")
 
-def _timed(fn: Callable[[], object], repeats: int = 1):
-    best = None
-    out = None
+
+def _timed(fn: Callable[[], _T], repeats: int = 1) -> tuple[_T, float]:
+    # Both set by the first of the repeats (at least one).
+    best: Any = None
+    out: Any = None
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
@@ -46,19 +49,19 @@ def _fmt_time(seconds: float) -> str:
 PLOT_LOG_BELOW = 1e-4
 
 
-def save_plot(result, path: Path, out=None) -> None:
+def save_plot(result: Any, path: Path, out: Optional[TextIO] = None) -> None:
     """Write the figure of an exact result (null pmf, observed statistic, rejection region)."""
     save_figure(lambda: plot_result(result, log=result.pvalue < PLOT_LOG_BELOW), path, out or sys.stdout)
 
 
-def _at_floor_quietly(fn: Callable[[], Any]) -> Any:
+def _at_floor_quietly(fn: Callable[[], _T]) -> _T:
     """Plain Monte Carlo whose floor 1/(1+K) the command reports in its own output."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionWarning)
         return fn()
 
 
-def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out=None,
+def run_demo(n: int = DEMO_N, seed: int = DEMO_SEED, n_resamples: int = DEMO_RESAMPLES, out: Optional[TextIO] = None,
              plot: Optional[Path] = None) -> None:
     out = out or sys.stdout
     x, y = stanza_pos_like(n, seed)
@@ -130,7 +133,8 @@ def read_test_input(args: argparse.Namespace) -> tuple[str, Optional[Callable[..
 
 
 def run_test_file(
-    path: Any, delim: Optional[str], alternative: Any, method: Any, mc: Optional[int], out=None, metric: str = "acc",
+    path: Any, delim: Optional[str], alternative: Any, method: Any, mc: Optional[int], out: Optional[TextIO] = None,
+    metric: str = "acc",
     plot: Optional[Path] = None, fmt: str = "table", seed: Optional[int] = None, stdin: Any = None,
     reader: Optional[Callable[..., tuple[np.ndarray, np.ndarray]]] = None,
 ) -> None:
@@ -139,7 +143,7 @@ def run_test_file(
         raise ValueError("--plot draws the exact null distribution of S: it needs --metric acc and no --mc")
     default, test = (read_f1_file, f1_test) if metric == "f1" else (read_accuracy_file, permutation_test)
     x, y = (reader or default)(path, delim, stdin)
-    kwargs: dict = {"alternative": alternative, "method": "monte_carlo" if mc else method, "rng": seed}
+    kwargs: dict[str, Any] = {"alternative": alternative, "method": "monte_carlo" if mc else method, "rng": seed}
     if mc:
         kwargs["n_resamples"] = mc
     # A p-value at the sampler's floor is reported in the output itself (a note; pvalue_is_floor in JSON).
