@@ -50,6 +50,18 @@ inline Residual residual(double a) {
     return {r, 4.0 * r * (1.0 - r), a > 0 ? 1.0 : -1.0, a > 0};
 }
 
+// A group's factor of the (tilted) characteristic function at frequency y, ((1 - r) + r e^{+-iy})
+// to the power of its count, through s2 = sin^2(y / 2): |(1 - r) + r e^{iy}|^2 = 1 - 4 r (1 - r) s2
+// (four_rq = 4 r (1 - r); 1 untilted). Every tail and distribution of the grouped law reads a
+// group's magnitude through these two.
+// log|factor|, to full relative accuracy near y = 0.
+inline double factor_log_magnitude(double count, double four_rq, double s2) {
+    return 0.5 * count * std::log1p(-four_rq * s2);
+}
+// An upper bound of log|factor| that needs no logarithm (log1p(-a) <= -a): frequencies where it
+// alone is negligible are dropped before any factor is formed.
+inline double factor_log_bound(double count, double four_rq, double s2) { return -(0.5 * count * four_rq * s2); }
+
 // The tilt theta > 0 whose tilted mean sum c k' q(theta k') is s (top/2 < s < top), and the
 // tilted mean reached: the saddlepoint of the upper tail P[S' >= s].
 struct Tilt {

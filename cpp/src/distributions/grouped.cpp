@@ -166,7 +166,7 @@ bool bound_frequency(const std::vector<TiltedGroup>& gs, std::size_t j, const Un
         const TiltedGroup& g = gs[i];
         double s2, sy;
         roots.half_versine_at((ji * g.k_mod) % Mi, s2, sy);  // accurate near y = 0, where |phi| matters most
-        bound -= 0.5 * g.count * g.four_rq * s2;
+        bound += factor_log_bound(g.count, g.four_rq, s2);
         if (!(bound > log_negligible)) return false;
         scratch[2 * i] = s2;
         scratch[2 * i + 1] = sy;

@@ -217,7 +217,7 @@ std::vector<GroupTable> group_tables(const MultiSummary& s, const std::vector<st
             const std::int64_t rc = 2 * ri <= Mi ? ri : ri - Mi;
             const double sx = std::sin(detail::pi * static_cast<double>(rc) / static_cast<double>(M));
             t.log_mag[r] = 2 * rc == Mi ? -INFINITY
-                                        : 0.5 * static_cast<double>(g.count) * std::log1p(-sx * sx);
+                                        : detail::factor_log_magnitude(static_cast<double>(g.count), 1.0, sx * sx);
             t.phase[r] = detail::mod_positive(-rc * c_mod, 2 * Mi);
         }
         tables.push_back(std::move(t));

@@ -187,8 +187,8 @@ NodeSum sum_over_nodes(const std::vector<TiltedGroup>& gs, const std::vector<std
                 pi = pr * fi + pi * fr;
                 pr = nr;
             } else {
-                // |(1-q) + q e^{ix}|^2 = 1 - 4 q (1-q) sin^2(x/2) = 1 - 2 q (1-q) (1 - cos x).
-                log_mag += 0.5 * g.c * std::log1p(-2.0 * g.q * g.r * (1.0 - er));
+                // sin^2(x/2) = (1 - cos x) / 2, from the cosine the rotation carries.
+                log_mag += detail::factor_log_magnitude(g.c, 4.0 * g.q * g.r, 0.5 * (1.0 - er));
                 phase += g.c * std::atan2(g.q * ei, g.r + g.q * er);
             }
             if (++since == 32) {

@@ -210,7 +210,7 @@ bool evaluate_phi(const TiltedSpectrum& ts, const UnitRoots& roots, std::int64_t
         double cy, sy;
         roots.at(t, cy, sy);
         const double s2 = half_versine(cy, sy);
-        bound -= 0.5 * g.count * g.four_rq * s2;
+        bound += detail::factor_log_bound(g.count, g.four_rq, s2);
         if (!(bound >= log_keep)) return false;
         scratch[3 * i] = s2;
         scratch[3 * i + 1] = sy;
@@ -227,7 +227,7 @@ bool evaluate_phi(const TiltedSpectrum& ts, const UnitRoots& roots, std::int64_t
     for (std::size_t i = 0; i < G; ++i) {
         const SpectralGroup& g = ts.groups[i];
         const double s2 = scratch[3 * i], sy = scratch[3 * i + 1];
-        log_mag += 0.5 * g.count * std::log1p(-g.four_rq * s2);
+        log_mag += detail::factor_log_magnitude(g.count, g.four_rq, s2);
         if (!(log_mag >= log_keep)) return false;
         double part;
         if (g.r > 0.25) {
@@ -293,7 +293,7 @@ bool candidate_frequencies(const TiltedSpectrum& ts, const UnitRoots& roots, dou
         for (std::int64_t j = 0; j < M; ++j) {
             double cy, sy;
             roots.at(residue[static_cast<std::size_t>(j)], cy, sy);
-            lf[static_cast<std::size_t>(j)] = 0.5 * g.count * std::log1p(-g.four_rq * half_versine(cy, sy));
+            lf[static_cast<std::size_t>(j)] = detail::factor_log_magnitude(g.count, g.four_rq, half_versine(cy, sy));
         }
     };
     std::vector<double> la, lb;
