@@ -261,6 +261,32 @@ void summary_from_byte_counts(const std::int64_t* counts, std::uint32_t seen, st
     s.twice_mean = 0;
 }
 
+// Two rows narrowed to bytes, block by block: |x - y| tallied into `all` and, with Positive, the
+// positive x - y into `above`, each block's bytes counted while still in cache. Returns the OR
+// of every |x - y|: no count above it is written.
+template <bool Positive>
+PAIRPERM_CLONES std::uint32_t tally_byte_blocks(const std::int8_t* x, const std::int8_t* y, std::size_t n,
+                                                std::int64_t* all, std::int64_t* above) {
+    std::array<std::uint8_t, byte_block> magnitude;
+    [[maybe_unused]] std::array<std::uint8_t, byte_block> positive;  // Positive only
+    std::uint32_t seen_all = 0;
+    for (std::size_t start = 0; start < n; start += byte_block) {
+        const std::size_t m = std::min(byte_block, n - start);
+        std::uint32_t seen = 0;
+        for (std::size_t j = 0; j < m; ++j) {
+            const int d = static_cast<int>(x[start + j]) - static_cast<int>(y[start + j]);
+            const auto a = static_cast<std::uint8_t>(d < 0 ? -d : d);  // |d| <= 255
+            seen |= a;
+            magnitude[j] = a;
+            if constexpr (Positive) positive[j] = d > 0 ? a : 0;
+        }
+        count_bytes(magnitude.data(), m, seen, all);
+        if constexpr (Positive) count_bytes(positive.data(), m, seen, above);
+        seen_all |= seen;
+    }
+    return seen_all;
+}
+
 // Paired scores in one pass over memory, block by block: a loop the compiler vectorises
 // (the sum of x - y, a range check, |x - y| narrowed to bytes) and a count of the bytes
 // while the block is still in cache. Applies while every x and y lies in [-2^29, 2^29) and
@@ -326,51 +352,21 @@ EffectSummary summarize(const std::int64_t* stay, const std::int64_t* swap, std:
         });
 }
 
-PAIRPERM_CLONES
 EffectSummary summarize_paired_bytes(const std::int8_t* x, const std::int8_t* y, std::size_t n, std::int64_t sum_x,
                                      std::int64_t sum_y) {
-    std::array<std::uint8_t, byte_block> diff;
     std::array<std::int64_t, byte_values> counts{};
-    std::uint32_t seen_all = 0;
-    for (std::size_t start = 0; start < n; start += byte_block) {
-        const std::size_t m = std::min(byte_block, n - start);
-        std::uint32_t seen = 0;
-        for (std::size_t j = 0; j < m; ++j) {
-            const int d = static_cast<int>(x[start + j]) - static_cast<int>(y[start + j]);
-            const auto a = static_cast<std::uint8_t>(d < 0 ? -d : d);  // |d| <= 255
-            seen |= a;
-            diff[j] = a;
-        }
-        count_bytes(diff.data(), m, seen, counts.data());
-        seen_all |= seen;
-    }
+    const std::uint32_t seen = tally_byte_blocks<false>(x, y, n, counts.data(), nullptr);
     EffectSummary s;
-    summary_from_byte_counts(counts.data(), seen_all, sum_x - sum_y, s);
+    summary_from_byte_counts(counts.data(), seen, sum_x - sum_y, s);
     finish(s);
     return s;
 }
 
 namespace detail {
 
-PAIRPERM_CLONES
 void tally_differences(const std::int8_t* x, const std::int8_t* y, std::size_t n, DifferenceTally& out) {
-    std::array<std::uint8_t, byte_block> magnitude, positive;
     std::array<std::int64_t, byte_values> all{}, above{};
-    std::uint32_t seen_all = 0;
-    for (std::size_t start = 0; start < n; start += byte_block) {
-        const std::size_t m = std::min(byte_block, n - start);
-        std::uint32_t seen = 0;
-        for (std::size_t j = 0; j < m; ++j) {
-            const int d = static_cast<int>(x[start + j]) - static_cast<int>(y[start + j]);
-            const auto a = static_cast<std::uint8_t>(d < 0 ? -d : d);  // |d| <= 255
-            seen |= a;
-            magnitude[j] = a;
-            positive[j] = d > 0 ? a : 0;
-        }
-        count_bytes(magnitude.data(), m, seen, all.data());
-        count_bytes(positive.data(), m, seen, above.data());
-        seen_all |= seen;
-    }
+    const std::uint32_t seen_all = tally_byte_blocks<true>(x, y, n, all.data(), above.data());
     out.negative.assign(seen_all + 1, 0);
     out.positive.assign(seen_all + 1, 0);
     std::int64_t varying = 0;
