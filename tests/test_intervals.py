@@ -10,6 +10,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import scipy.optimize
+import scipy.stats
 
 import pairperm
 from marks import quick_first
@@ -223,6 +225,40 @@ def test_saddlepoint_endpoints_agree_with_the_exact_permutation_test(n):
         p_greater = pairperm.permutation_test(shifted, np.zeros(n, dtype=np.int64), alternative="greater").pvalue
         p_less = pairperm.permutation_test(shifted, np.zeros(n, dtype=np.int64), alternative="less").pvalue
         assert (min(p_greater, p_less) > 0.025) == kept
+
+
+def _lugannani_rice_log_sf(e, t_obs):
+    """log P[S >= t_obs] for S the sign-flip sum of |e| by Lugannani-Rice, with the cumulant
+    generating function K(t) = sum log cosh(t |e|) in NumPy and the saddlepoint by scipy's brentq."""
+    a = np.abs(e)
+    k1 = lambda t: float(np.sum(a * np.tanh(t * a))) - t_obs  # noqa: E731
+    hi = 1.0
+    while k1(hi) < 0:
+        hi *= 2
+    t = scipy.optimize.brentq(k1, 0.0, hi, xtol=1e-300, rtol=1e-15, maxiter=500)
+    k0 = float(np.sum(np.logaddexp(t * a, -t * a) - math.log(2)))
+    k2 = float(np.sum(a * a * (1 - np.tanh(t * a) ** 2)))
+    w, u = math.sqrt(2 * (t * t_obs - k0)), t * math.sqrt(k2)
+    return math.log(scipy.stats.norm.sf(w) + scipy.stats.norm.pdf(w) * (1 / u - 1 / w))
+
+
+@pytest.mark.parametrize("outlier", [0.0, 150.0, 300.0, 1e4])
+def test_saddlepoint_ends_are_where_the_lugannani_rice_tail_meets_the_level(outlier):
+    """Each end solves LR tail = level to the solver's tolerance. At the lower end t |e| reaches
+    29 with the outlier 150, and 58 and 1954 with 300 and 10^4: beyond 40, where tanh is 1 and
+    log cosh is |x| - log 2 in float64."""
+    rng = np.random.default_rng(7)
+    d = np.append(rng.gamma(2.0, 1.0, 60) - 1.0, outlier)
+    low, high = pairperm.shift_interval(d, method="saddlepoint", confidence_level=0.95).mean_difference
+    log_level = math.log(0.025)
+    for sign, end in ((1, low), (-1, high)):
+        e = sign * (d - end)
+        step = 1e-9 * (d.max() - d.min())
+        assert _lugannani_rice_log_sf(e, e.sum()) == pytest.approx(log_level, abs=1e-9)
+        # The tail crosses the level at the end: below it just outside, above it just inside.
+        for shift, above in ((-step, False), (step, True)):
+            e_shifted = sign * (d - end) - shift
+            assert (_lugannani_rice_log_sf(e_shifted, e_shifted.sum()) > log_level) == above
 
 
 def test_auto_picks_exact_for_few_items_or_few_values_and_the_saddlepoint_beyond():

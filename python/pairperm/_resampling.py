@@ -25,7 +25,7 @@ import pairperm._core as _core
 from ._errors import SupportTooLargeError
 from ._metrics import METRICS, check_counts, check_statistics_shape, metric_named, statistics_by_name
 from ._sampling import block_seed, monte_carlo_options
-from ._stats import multisets
+from ._stats import multiset
 from ._validation import (
     N_RESAMPLES,
     align_by_index,
@@ -133,7 +133,8 @@ def bootstrap_mean_intervals(arrays: Sequence[np.ndarray], confidence_level: flo
     value of one system does not depend on the others, so this is the limit of what the
     sampled percentile interval estimates, without its resampling noise."""
     values, counts, lattices = [], [], []
-    for a, (v, c) in zip(arrays, multisets(arrays)):
+    for a in arrays:
+        v, c = multiset(a)
         values.append(v)
         counts.append(c)
         integral = a.dtype.kind in "iub" or bool(np.all(v == np.floor(v)) and np.abs(v).max() < 2**53)

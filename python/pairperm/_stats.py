@@ -3,7 +3,6 @@ multiset of an array's values."""
 
 from __future__ import annotations
 
-from typing import Sequence
 
 import numpy as np
 
@@ -38,18 +37,3 @@ def multiset(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return (present + lo).astype(np.float64), counts[present].astype(np.float64)
     values, counts = np.unique(d, return_counts=True)
     return values.astype(np.float64), counts.astype(np.float64)
-
-
-def multisets(arrays: Sequence[np.ndarray]) -> list:
-    """:func:`_multiset` of each array; integer arrays of one length over a narrow common
-    range are counted all at once (one bincount over rows offset by the range)."""
-    if len(arrays) > 1 and all(a.dtype.kind == "i" and a.shape == arrays[0].shape for a in arrays):
-        rows = np.stack(arrays)
-        lo, hi = int(rows.min()), int(rows.max())
-        width = hi - lo + 1
-        if width <= 4 * rows.shape[1]:
-            tally = np.bincount((rows - lo + width * np.arange(len(rows))[:, None]).ravel(),
-                                minlength=width * len(rows)).reshape(len(rows), width)
-            present = [np.flatnonzero(t) for t in tally]
-            return [((p + lo).astype(np.float64), t[p].astype(np.float64)) for p, t in zip(present, tally)]
-    return [multiset(a) for a in arrays]

@@ -109,7 +109,7 @@ def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
             bounds = bounds * n
         elif sizes is not None:
             bounds = bounds * n / task.n_items  # the units' summed difference, per item
-        return [(float(low), float(high)) for low, high in bounds]
+        return list(map(tuple, bounds.tolist()))
     out = []
     for i, j in pairs.tolist():
         x, y = task.arrays[i], task.arrays[j]

@@ -19,11 +19,13 @@ extern "C" {
 __attribute__((target("avx512f"))) __m512d _ZGVeN8v_log1p(__m512d);
 __attribute__((target("avx512f"))) __m512d _ZGVeN8v_atan(__m512d);
 __attribute__((target("avx512f"))) __m512d _ZGVeN8v_exp(__m512d);
+__attribute__((target("avx512f"))) __m512d _ZGVeN8v_expm1(__m512d);
 __attribute__((target("avx512f"))) __m512d _ZGVeN8v_sin(__m512d);
 __attribute__((target("avx512f"))) __m512d _ZGVeN8v_cos(__m512d);
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_log1p(__m256d);
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_atan(__m256d);
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_expm1(__m256d);
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_sin(__m256d);
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_cos(__m256d);
 }
@@ -36,7 +38,7 @@ namespace {
 using Each = void (*)(double*, std::size_t);
 
 struct Kernels {
-    Each log1p, atan, exp, sin, cos;
+    Each log1p, atan, exp, expm1, sin, cos;
     const char* kind;
 };
 
@@ -62,12 +64,13 @@ constexpr Each libm_each = in_blocks<1, libm_block<F>>;
 double libm_log1p(double x) { return std::log1p(x); }
 double libm_atan(double x) { return std::atan(x); }
 double libm_exp(double x) { return std::exp(x); }
+double libm_expm1(double x) { return std::expm1(x); }
 double libm_sin(double x) { return std::sin(x); }
 double libm_cos(double x) { return std::cos(x); }
 
 Kernels libm_kernels() {
-    return {libm_each<libm_log1p>, libm_each<libm_atan>, libm_each<libm_exp>, libm_each<libm_sin>,
-            libm_each<libm_cos>, "libm"};
+    return {libm_each<libm_log1p>, libm_each<libm_atan>, libm_each<libm_exp>, libm_each<libm_expm1>,
+            libm_each<libm_sin>, libm_each<libm_cos>, "libm"};
 }
 
 #if defined(PAIRPERM_LIBMVEC)
@@ -108,10 +111,12 @@ Kernels pick() {
     __builtin_cpu_init();
     if (cap == "avx512" && __builtin_cpu_supports("avx512f"))
         return {avx512_each<_ZGVeN8v_log1p>, avx512_each<_ZGVeN8v_atan>, avx512_each<_ZGVeN8v_exp>,
-                avx512_each<_ZGVeN8v_sin>, avx512_each<_ZGVeN8v_cos>, "avx512"};
+                avx512_each<_ZGVeN8v_expm1>, avx512_each<_ZGVeN8v_sin>, avx512_each<_ZGVeN8v_cos>,
+                "avx512"};
     if (cap != "libm" && __builtin_cpu_supports("avx2"))
         return {avx2_each<_ZGVdN4v_log1p>, avx2_each<_ZGVdN4v_atan>, avx2_each<_ZGVdN4v_exp>,
-                avx2_each<_ZGVdN4v_sin>, avx2_each<_ZGVdN4v_cos>, "avx2"};
+                avx2_each<_ZGVdN4v_expm1>, avx2_each<_ZGVdN4v_sin>, avx2_each<_ZGVdN4v_cos>,
+                "avx2"};
 #endif
     return libm_kernels();
 }
@@ -126,6 +131,7 @@ const Kernels& kernels() {
 void log1p_each(double* v, std::size_t n) { kernels().log1p(v, n); }
 void atan_each(double* v, std::size_t n) { kernels().atan(v, n); }
 void exp_each(double* v, std::size_t n) { kernels().exp(v, n); }
+void expm1_each(double* v, std::size_t n) { kernels().expm1(v, n); }
 
 void sincos_each(const double* x, double* s, double* c, std::size_t n) {
     std::copy(x, x + n, s);
