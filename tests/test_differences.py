@@ -431,10 +431,12 @@ def test_results_do_not_read_the_callers_arrays_after_returning(name):
     assert pickle.loads(pickle.dumps(r)).confidence_interval(0.9) == want.confidence_interval(0.9)
 
 
-def test_the_integer_route_writes_the_differences_in_its_summary_pass():
-    # x - y comes back from the core's one pass as bytes; an interval reads them as int64.
+@pytest.mark.parametrize("n", [1, 15, 17, 2047, 2049, 5000, 6159])
+def test_the_integer_route_writes_the_differences_in_its_summary_pass(n):
+    # x - y comes back from the core's one pass as bytes (blocks of 2048, each written 16 bytes at
+    # a time and its tail byte by byte); an interval reads them as int64.
     rng = np.random.default_rng(12)
-    x, y = rng.integers(-100, 27, 5000), rng.integers(0, 27, 5000)
+    x, y = rng.integers(-100, 27, n), rng.integers(0, 27, n)
     r = pairperm.permutation_test(x, y)
     assert np.array_equal(np.frombuffer(r._effect.differences._d, dtype=np.int8), x - y)
     assert r._effect.differences.d.dtype == np.int64 and np.array_equal(r._effect.differences.d, x - y)

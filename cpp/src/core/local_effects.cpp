@@ -9,6 +9,10 @@
 #include <string>
 #include <unordered_map>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/clones.hpp"
 #include "core/int128.hpp"
 #include "core/narrow_rows.hpp"
@@ -287,6 +291,23 @@ PAIRPERM_CLONES std::uint32_t tally_byte_blocks(const std::int8_t* x, const std:
     return seen_all;
 }
 
+// dst[0, m) = src[0, m). Where dst is 16-byte aligned, by non-temporal stores: the bytes are
+// read only much later, so caching them (and reading each line before writing it) would cost
+// memory traffic in the pass. The caller fences.
+inline void stream_bytes(const std::int8_t* src, std::size_t m, std::int8_t* dst) {
+#if defined(__SSE2__)
+    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) {
+        std::size_t j = 0;
+        for (; j + 16 <= m; j += 16)
+            _mm_stream_si128(reinterpret_cast<__m128i*>(dst + j),
+                             _mm_load_si128(reinterpret_cast<const __m128i*>(src + j)));
+        std::memcpy(dst + j, src + j, m - j);
+        return;
+    }
+#endif
+    std::memcpy(dst, src, m);
+}
+
 // Paired scores in one pass over memory, block by block: a loop the compiler vectorises
 // (the sum of x - y, a range check, |x - y| narrowed to bytes) and a count of the bytes
 // while the block is still in cache. Applies while every x and y lies in [-2^29, 2^29) and
@@ -303,6 +324,7 @@ PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::i
     // 2^30 * n stays below max_abs_sum, so no int64 sum below can wrap.
     if (n >= (std::size_t{1} << 30)) return false;
     std::array<std::uint8_t, byte_block> diff;
+    [[maybe_unused]] alignas(16) std::array<std::int8_t, byte_block> signed_diff;  // Store only
     std::array<std::int64_t, byte_values> counts{};
     constexpr std::uint64_t half_range = std::uint64_t{1} << 29;
     std::int64_t observed = 0;  // sum(x) - sum(y), as the sum of the differences
@@ -324,14 +346,18 @@ PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::i
             const auto a = static_cast<std::uint32_t>((d ^ sign) - sign);
             seen |= a;
             diff[j] = static_cast<std::uint8_t>(a);
-            if constexpr (Store) differences[start + j] = static_cast<std::int8_t>(d);
+            if constexpr (Store) signed_diff[j] = static_cast<std::int8_t>(d);
         }
         // Every value in [-2^29, 2^29): each x - y was formed exactly, |x - y| < 2^30.
         if ((range >> 30) != 0 || seen >= byte_values) return false;
+        if constexpr (Store) stream_bytes(signed_diff.data(), m, differences + start);
         seen_all |= seen;
         observed += static_cast<std::int64_t>(block_sum);
         count_bytes(diff.data(), m, seen, counts.data());
     }
+#if defined(__SSE2__)
+    if constexpr (Store) _mm_sfence();
+#endif
     summary_from_byte_counts(counts.data(), seen_all, observed, s);
     return true;
 }
