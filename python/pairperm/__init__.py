@@ -20,6 +20,7 @@ from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_distribution, plot_result
 from ._plot_systems import plot_differences, plot_pvalue_matrix
+from ._ranks import RankIntervals, rank_intervals, rank_intervals_from_estimates
 from ._report import TaskReport
 from ._resampling import BootstrapIntervals, bootstrap_intervals
 from ._results import (
@@ -48,6 +49,7 @@ __all__ = [
     "MultiDistribution",
     "PermutationTestResult",
     "PrecisionWarning",
+    "RankIntervals",
     "ShiftInterval",
     "SignTestResult",
     "SupportTooLargeError",
@@ -68,6 +70,8 @@ __all__ = [
     "plot_pvalue_matrix",
     "plot_result",
     "precision_test",
+    "rank_intervals",
+    "rank_intervals_from_estimates",
     "read_scores",
     "recall_test",
     "shift_interval",

@@ -50,70 +50,71 @@ __all__ = ["LONG_COLUMNS", "PreparedTask", "is_several_tasks", "long_table_tasks
 _FUNC = "compare_systems"
 
 
-def _read_systems(scores: Any, names: Optional[Sequence], id_column: Any = None) -> tuple[list[str], list[Any]]:
+def _read_systems(scores: Any, names: Optional[Sequence], id_column: Any = None,
+                  func: str = _FUNC) -> tuple[list[str], list[Any]]:
     """(names, raw per-system arrays). DataFrame columns and mapping keys are read by name; a
     mapping's pandas values are paired by their index labels, never by position."""
     if is_dataframe(scores):
         columns = list(scores.columns)
         if len(set(map(str, columns))) != len(columns):
-            raise ValueError(f"{_FUNC}: DataFrame column names must be unique; got {columns}")
+            raise ValueError(f"{func}: DataFrame column names must be unique; got {columns}")
         by_name = {str(c): c for c in columns}
         if id_column is not None:
-            ids = _lookup(by_name, id_column, "DataFrame column (id_column)")
-            check_unique_labels(scores[ids], f"the id column {str(id_column)!r}", _FUNC)
+            ids = _lookup(by_name, id_column, "DataFrame column (id_column)", func)
+            check_unique_labels(scores[ids], f"the id column {str(id_column)!r}", func)
             if names is not None and str(id_column) in map(str, names):
-                raise ValueError(f"{_FUNC}: {str(id_column)!r} is the id column; it cannot also be a system in names")
+                raise ValueError(f"{func}: {str(id_column)!r} is the id column; it cannot also be a system in names")
             del by_name[str(ids)]
             columns = [c for c in columns if c is not ids]
-        chosen = columns if names is None else [_lookup(by_name, n, "DataFrame column") for n in names]
+        chosen = columns if names is None else [_lookup(by_name, n, "DataFrame column", func) for n in names]
         raw = [scores[c].to_numpy() for c in chosen]
         if names is None:
-            _refuse_id_columns([str(c) for c in chosen], raw)
+            _refuse_id_columns([str(c) for c in chosen], raw, func)
         return [str(c) for c in chosen], raw
     if id_column is not None:
-        raise ValueError(f"{_FUNC}: id_column names a column of a DataFrame input; the systems of a mapping are "
+        raise ValueError(f"{func}: id_column names a column of a DataFrame input; the systems of a mapping are "
                          "paired by their pandas index")
     if isinstance(scores, Mapping):
         keys = list(scores.keys())
         by_name = {str(k): k for k in keys}
         if len(by_name) != len(keys):
-            raise ValueError(f"{_FUNC}: system names must be unique as strings; got {keys}")
-        chosen = keys if names is None else [_lookup(by_name, n, "system") for n in names]
+            raise ValueError(f"{func}: system names must be unique as strings; got {keys}")
+        chosen = keys if names is None else [_lookup(by_name, n, "system", func) for n in names]
         labels = [f"system {str(k)!r}" for k in chosen]
-        raw = align_by_index([scores[k] for k in chosen], labels, _FUNC)
+        raw = align_by_index([scores[k] for k in chosen], labels, func)
         if names is None:
-            _refuse_id_columns([str(k) for k in chosen], raw)
+            _refuse_id_columns([str(k) for k in chosen], raw, func)
         return [str(k) for k in chosen], raw
     try:
         arr = np.asarray(scores)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"{_FUNC}: scores could not be read as an array of shape (n_systems, N, ...): {exc}") from None
+        raise ValueError(f"{func}: scores could not be read as an array of shape (n_systems, N, ...): {exc}") from None
     if arr.ndim < 2:
         raise ValueError(
-            f"{_FUNC}: scores must be a mapping name -> per-entry scores, a pandas DataFrame (one column per "
+            f"{func}: scores must be a mapping name -> per-entry scores, a pandas DataFrame (one column per "
             f"system) or an array of shape (n_systems, N, ...); got shape {arr.shape}"
         )
     if names is None:
         names = [f"system_{i}" for i in range(arr.shape[0])]
     names = [str(n) for n in names]
     if len(names) != arr.shape[0]:
-        raise ValueError(f"{_FUNC}: names has {len(names)} entries but scores has {arr.shape[0]} systems (rows)")
+        raise ValueError(f"{func}: names has {len(names)} entries but scores has {arr.shape[0]} systems (rows)")
     return names, list(arr)
 
 
-def _refuse_id_columns(sys_names: list[str], raw: list[Any]) -> None:
+def _refuse_id_columns(sys_names: list[str], raw: list[Any], func: str = _FUNC) -> None:
     """A column of item ids compared as if it were a system gives meaningless p-values."""
     for n, r in zip(sys_names, raw):
         reason = id_column_reason(n, r)
         if reason is not None:
-            raise ValueError(f"{_FUNC}: {n!r} looks like a column of item ids, not scores ({reason}); pass "
+            raise ValueError(f"{func}: {n!r} looks like a column of item ids, not scores ({reason}); pass "
                              f"id_column={n!r} if it holds the ids of a DataFrame's rows, or names=[...] to choose "
                              "the systems to compare (which may include it)")
 
 
-def _lookup(by_name: dict, n: Any, what: str) -> Any:
+def _lookup(by_name: dict, n: Any, what: str, func: str = _FUNC) -> Any:
     if str(n) not in by_name:
-        raise ValueError(f"{_FUNC}: no {what} named {n!r}; available: {', '.join(map(repr, by_name))}")
+        raise ValueError(f"{func}: no {what} named {n!r}; available: {', '.join(map(repr, by_name))}")
     return by_name[str(n)]
 
 
@@ -130,30 +131,30 @@ def metric_value(metric: Any, arr: np.ndarray) -> Union[int, float]:
     return float(row.value(arr.sum(axis=0).astype(np.float64)))
 
 
-def _validate_system(metric: Any, name: str, raw: Any) -> np.ndarray:
+def _validate_system(metric: Any, name: str, raw: Any, func: str = _FUNC) -> np.ndarray:
     label = f"system {name!r}"
-    raw = statistics_by_name(raw, metric, label, _FUNC)
+    raw = statistics_by_name(raw, metric, label, func)
     row = metric_named(metric)
     if row is None or (row.per_item and not row.integer):
-        arr = as_real_array(raw, label, _FUNC, ndim=(1, 2, 3))
-        check_sentence_scores(metric, arr, label, _FUNC)
+        arr = as_real_array(raw, label, func, ndim=(1, 2, 3))
+        check_sentence_scores(metric, arr, label, func)
         if row is not None and arr.ndim == 3:
-            raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry scores of shape (N,), or (N, k) for k samples "
+            raise ValueError(f"{func}: metric={metric!r} needs per-entry scores of shape (N,), or (N, k) for k samples "
                              f"of each item; {label} has shape {arr.shape}")
         if row is not None and row.kind == "rank":
-            check_perplexity(arr, label, _FUNC)
+            check_perplexity(arr, label, func)
         return arr
     if row.per_item:
-        return as_int_array(raw, label, _FUNC, ndim=(1, 2))  # (N, k): k samples of each item
+        return as_int_array(raw, label, func, ndim=(1, 2))  # (N, k): k samples of each item
     if row.kind == "ratio":
-        arr = as_int_array(raw, label, _FUNC, ndim=2, hint="counts must be non-negative integers")
+        arr = as_int_array(raw, label, func, ndim=2, hint="counts must be non-negative integers")
         if arr.shape[1] not in (2, 3):
-            raise ValueError(f"{_FUNC}: metric={metric!r} needs per-entry (tp, fp, fn) counts of shape (N, 3) "
+            raise ValueError(f"{func}: metric={metric!r} needs per-entry (tp, fp, fn) counts of shape (N, 3) "
                              f"(or (tp, errors), (N, 2)); {label} has shape {arr.shape}")
         return arr
-    arr = as_int_array(raw, label, _FUNC, ndim=(2, 3), hint="pairperm.bootstrap_test takes real-valued statistics")
-    check_statistics_shape(metric, arr.shape[1:], _FUNC, label)
-    check_counts(arr, label, metric, _FUNC)
+    arr = as_int_array(raw, label, func, ndim=(2, 3), hint="pairperm.bootstrap_test takes real-valued statistics")
+    check_statistics_shape(metric, arr.shape[1:], func, label)
+    check_counts(arr, label, metric, func)
     return arr
 
 
@@ -202,23 +203,31 @@ def read_task_systems(scores: Any, metric: Any, names: Any, alternative: Any, co
     # As the sampling routes of compare() check them (whatever the data, so that an error does
     # not depend on which pairs the C++ batch takes): those pairs never reach compare()'s check.
     monte_carlo_options(options.get("n_resamples", N_RESAMPLES), None, None, _FUNC)
-    sys_names, raw = _read_systems(scores, names, id_column)
+    sys_names, arrays, items = read_systems(scores, metric, names, id_column, _FUNC)
+    return sys_names, arrays, root, jobs, items
+
+
+def read_systems(scores: Any, metric: Any, names: Any, id_column: Any, func: str) -> tuple[list[str], list, Any]:
+    """Every system of one task read and validated for `metric`: (names, arrays, items), where
+    `items` is a pandas object whose index holds the items' ids in the order of the arrays (None
+    when the systems carry no ids)."""
+    sys_names, raw = _read_systems(scores, names, id_column, func)
     items = _item_ids(scores, raw, id_column)
     if len(sys_names) != len(set(sys_names)):
-        raise ValueError(f"{_FUNC}: system names must be unique; got {sys_names}")
+        raise ValueError(f"{func}: system names must be unique; got {sys_names}")
     if len(sys_names) < 2:
-        raise ValueError(f"{_FUNC}: need at least 2 systems; got {len(sys_names)}")
-    arrays = [_validate_system(metric, n, r) for n, r in zip(sys_names, raw)]
+        raise ValueError(f"{func}: need at least 2 systems; got {len(sys_names)}")
+    arrays = [_validate_system(metric, n, r, func) for n, r in zip(sys_names, raw)]
     lengths = {n: len(a) for n, a in zip(sys_names, arrays)}
     if len(set(lengths.values())) != 1:
         detail = ", ".join(f"{n!r}: {v}" for n, v in lengths.items())
-        raise ValueError(f"{_FUNC}: every system must be scored on the same entries; lengths differ ({detail})")
+        raise ValueError(f"{func}: every system must be scored on the same entries; lengths differ ({detail})")
     if len({a.shape[1:] for a in arrays}) != 1:
         detail = ", ".join(f"{n!r}: {a.shape}" for n, a in zip(sys_names, arrays))
-        raise ValueError(f"{_FUNC}: every system must have the same shape of per-entry scores; got {detail}")
+        raise ValueError(f"{func}: every system must have the same shape of per-entry scores; got {detail}")
     if len(arrays[0]) == 0:
-        raise ValueError(f"{_FUNC}: the systems have no entries")
-    return sys_names, arrays, root, jobs, items
+        raise ValueError(f"{func}: the systems have no entries")
+    return sys_names, arrays, items
 
 
 def _item_ids(scores: Any, raw: list, id_column: Any) -> Any:

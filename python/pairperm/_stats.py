@@ -3,7 +3,6 @@ multiset of an array's values."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 import pairperm._core as _core

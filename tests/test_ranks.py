@@ -1,0 +1,238 @@
+"""Rank intervals: against an independent step-down written from the definition (its critical
+values from a large sample of normal draws, checked against the studentised range), familywise
+error by simulation under complete and partial nulls for both null draws, and their inputs."""
+
+import functools
+import math
+import pickle
+
+import numpy as np
+import pytest
+import scipy.stats
+
+import pairperm
+from marks import quick_first
+
+
+def _reference_rejections(theta, cov, alpha, n_draws=400_000, seed=2024):
+    """Step-down max-t over all ordered pairs, by the definition: the critical value of the open
+    pairs is the (1 - alpha) quantile of max (z_i - z_j) / sd_ij over z ~ N(0, cov). Returns the
+    rejected pairs, every step's critical value, and the least distance of a t from the critical
+    value it was compared with."""
+    k = len(theta)
+    z = np.random.default_rng(seed).multivariate_normal(np.zeros(k), cov, size=n_draws, method="cholesky")
+    sd = {(i, j): math.sqrt(cov[i][i] + cov[j][j] - 2 * cov[i][j]) for i in range(k) for j in range(k) if i != j}
+    open_pairs, rejected, criticals, margin = set(sd), set(), [], math.inf
+    while open_pairs:
+        biggest = np.max([(z[:, i] - z[:, j]) / sd[i, j] for i, j in sorted(open_pairs)], axis=0)
+        c = float(np.quantile(biggest, 1 - alpha))
+        criticals.append(c)
+        t = {(i, j): (theta[i] - theta[j]) / sd[i, j] for i, j in open_pairs}
+        margin = min(margin, *(abs(v - c) for v in t.values()))
+        new = {p for p, v in t.items() if v > c}
+        if not new:
+            break
+        rejected |= new
+        open_pairs -= new
+    return rejected, criticals, margin
+
+
+def test_the_reference_critical_value_is_the_studentised_range_quantile():
+    # Independent unit variances: max over ordered pairs of (z_i - z_j) / sqrt(2) is the range / sqrt(2).
+    k = 5
+    _, criticals, _ = _reference_rejections(np.zeros(k), np.eye(k), 0.05)
+    want = scipy.stats.studentized_range.ppf(0.95, k, 1e6) / math.sqrt(2)
+    assert criticals[0] == pytest.approx(want, abs=0.01)
+
+
+@pytest.mark.parametrize("case", ["independent", "correlated"])
+def test_gaussian_rank_intervals_agree_with_the_reference_step_down(case):
+    # Estimates chosen so that the step-down takes two steps and no t lies near a critical value.
+    if case == "independent":
+        theta = np.array([2.5, 2.9, 6.0, 7.3, 7.8, 8.6])
+        cov = np.diag([1.0, 0.5, 1.5, 1.0, 0.8, 1.2])
+    else:
+        theta = np.array([0.0, 0.5, 0.7, 1.4, 2.1, 9.8])
+        a = np.random.default_rng(5).normal(size=(6, 6))
+        cov = a @ a.T / 6 + 0.3 * np.eye(6)
+    k = len(theta)
+    rejected, criticals, margin = _reference_rejections(theta, cov, 0.05)
+    assert len(criticals) == 2 and len(rejected) >= 5
+    assert margin > 0.3  # no t is within the Monte Carlo error of a critical value
+    r = pairperm.rank_intervals_from_estimates(theta, cov, n_resamples=40_000, rng=3)
+    names = r.names
+    assert set(r.better) == {(names[i], names[j]) for i, j in rejected}
+    assert r.rank_low == tuple(1 + sum((j, i) in rejected for j in range(k)) for i in range(k))
+    assert r.rank_high == tuple(k - sum((i, j) in rejected for j in range(k)) for i in range(k))
+    assert r.rank == tuple(1 + int(np.sum(theta > v)) for v in theta)
+
+
+def test_variances_mean_independent_estimates_and_lower_is_better_reverses_the_ranks():
+    theta = np.array([1.0, 5.0, 9.0])
+    a = pairperm.rank_intervals_from_estimates(theta, [0.1, 0.1, 0.1], rng=1)
+    b = pairperm.rank_intervals_from_estimates(theta, np.diag([0.1, 0.1, 0.1]), rng=1)
+    assert a == b and a.rank_low == a.rank_high == (3, 2, 1)
+    low = pairperm.rank_intervals_from_estimates(theta, [0.1, 0.1, 0.1], rng=1, lower_is_better=True)
+    assert low.rank_low == low.rank_high == (1, 2, 3) and low.leader_ties == ("system_0",)
+
+
+_NORMAL_NODES, _NORMAL_WEIGHTS = np.polynomial.hermite_e.hermegauss(60)
+
+
+@functools.cache
+def _ability(accuracy):
+    """The logistic shift a whose mean accuracy over standard normal item difficulties d,
+    E[1 / (1 + exp(d - a))], is `accuracy` (Gauss-Hermite quadrature, bisection)."""
+    lo, hi = -20.0, 20.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        mean = np.dot(_NORMAL_WEIGHTS, 1 / (1 + np.exp(_NORMAL_NODES - mid))) / math.sqrt(2 * math.pi)
+        lo, hi = (mid, hi) if mean < accuracy else (lo, mid)
+    return lo
+
+
+def _binary_systems(accuracies, n, rng):
+    """0/1 scores of systems on shared items: a standard normal difficulty per item makes the
+    systems' scores dependent; each system's accuracy over items is the given one."""
+    difficulty = rng.normal(0, 1, n)
+    return {f"s{k}": (rng.random(n) < 1 / (1 + np.exp(difficulty - _ability(acc)))).astype(np.int64)
+            for k, acc in enumerate(accuracies)}
+
+
+def _familywise_error(accuracies, n, reps, method, level=0.95, n_resamples=199, simultaneous=True, seed=0):
+    """Share of runs in which some system is declared surely better than one it is not better than."""
+    rng = np.random.default_rng(seed)
+    truth = dict(zip((f"s{k}" for k in range(len(accuracies))), accuracies))
+    errors = 0
+    for rep in range(reps):
+        r = pairperm.rank_intervals(_binary_systems(accuracies, n, rng), level=level, method=method,
+                                    n_resamples=n_resamples, rng=rep, simultaneous=simultaneous)
+        errors += any(truth[a] <= truth[b] for a, b in r.better)
+    return errors / reps
+
+
+@pytest.mark.parametrize("method,accuracies", quick_first([
+    ("permutation", [0.7] * 5),
+    ("multiplier", [0.7] * 5),
+    ("permutation", [0.7, 0.7, 0.7, 0.75, 0.8, 0.6]),
+    ("multiplier", [0.7, 0.7, 0.7, 0.75, 0.8, 0.6]),
+    ("multiplier", [0.7] * 10 + [0.72] * 10),
+    ("permutation", [0.7] * 10 + [0.72] * 10),
+    ("multiplier", [0.65] * 25 + [0.68] * 25),
+], quick=4))
+def test_familywise_error_is_at_most_alpha_under_complete_and_partial_nulls(method, accuracies):
+    reps = 300
+    fwer = _familywise_error(accuracies, 300, reps, method)
+    assert fwer <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+
+
+def test_the_joint_permutation_is_exact_under_the_complete_null():
+    # With the identity counted, the first step's max-t test has level alpha whatever the draws:
+    # its rejection rate sits near alpha, not far below it.
+    reps = 400
+    fwer = _familywise_error([0.6] * 4, 40, reps, "permutation", level=0.8, n_resamples=19)
+    assert abs(fwer - 0.2) <= 3 * math.sqrt(0.2 * 0.8 / reps)
+
+
+def test_marginal_intervals_cover_each_rank_and_are_no_wider_than_simultaneous():
+    rng = np.random.default_rng(11)
+    accuracies = [0.6, 0.62, 0.64, 0.7, 0.72]
+    misses = np.zeros(len(accuracies))
+    reps = 150
+    for rep in range(reps):
+        scores = _binary_systems(accuracies, 400, rng)
+        m = pairperm.rank_intervals(scores, simultaneous=False, n_resamples=199, rng=rep)
+        s = pairperm.rank_intervals(scores, simultaneous=True, n_resamples=199, rng=rep)
+        assert all(ml >= sl and mh <= sh for ml, mh, sl, sh in zip(m.rank_low, m.rank_high, s.rank_low, s.rank_high))
+        true_rank = [1 + sum(b > a for b in accuracies) for a in accuracies]
+        misses += [not (lo <= t <= hi) for lo, hi, t in zip(m.rank_low, m.rank_high, true_rank)]
+    assert np.all(misses / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps))
+
+
+@pytest.mark.parametrize("method", ["permutation", "multiplier"])
+def test_a_system_far_ahead_is_first_for_sure(method):
+    rng = np.random.default_rng(4)
+    scores = _binary_systems([0.95, 0.6, 0.61, 0.59], 300, rng)
+    r = pairperm.rank_intervals(scores, method=method, rng=1)
+    assert (r.rank_low[0], r.rank_high[0]) == (1, 1)
+    assert r.leader_ties == ("s0",) and r.tau_best(1) == ("s0",)
+    assert all(lo >= 2 for lo in r.rank_low[1:])
+    assert set(r.tied_with("s1")) == {"s2", "s3"}
+
+
+def test_the_multiplier_draws_normals_with_the_units_covariance():
+    # The multiplier bootstrap is the normal draw with the covariance of the per-unit scores:
+    # the same seed gives the same intervals as the estimates route given that covariance.
+    rng = np.random.default_rng(8)
+    scores = _binary_systems([0.6, 0.62, 0.7, 0.71, 0.8], 500, rng)
+    units = np.stack(list(scores.values()), axis=1).astype(float)
+    cov = np.cov(units, rowvar=False) * (len(units) - 1)
+    a = pairperm.rank_intervals(scores, method="multiplier", rng=6)
+    b = pairperm.rank_intervals_from_estimates(units.sum(axis=0), cov, names=list(scores), rng=6)
+    assert (a.rank_low, a.rank_high, a.better) == (b.rank_low, b.rank_high, b.better)
+    assert a.estimates == tuple(float(v.mean()) for v in scores.values()) and a.method == "multiplier"
+
+
+@pytest.mark.parametrize("method", ["permutation", "multiplier"])
+def test_groups_rank_the_units_sums(method):
+    rng = np.random.default_rng(9)
+    scores = _binary_systems([0.6, 0.65, 0.7, 0.8], 240, rng)
+    groups = np.arange(240) // 4
+    grouped = pairperm.rank_intervals(scores, groups=groups, method=method, rng=2)
+    summed = {k: v.reshape(-1, 4).sum(axis=1) for k, v in scores.items()}
+    plain = pairperm.rank_intervals(summed, "sum", method=method, rng=2)
+    assert (grouped.rank_low, grouped.rank_high, grouped.better) == (plain.rank_low, plain.rank_high, plain.better)
+
+
+def test_auto_permutes_few_units_and_draws_multipliers_for_many():
+    rng = np.random.default_rng(1)
+    assert pairperm.rank_intervals(_binary_systems([0.6, 0.7], 99, rng)).method == "permutation"
+    assert pairperm.rank_intervals(_binary_systems([0.6, 0.7], 100, rng)).method == "multiplier"
+
+
+def test_results_pickle_and_read_as_records_and_frames():
+    rng = np.random.default_rng(2)
+    r = pairperm.rank_intervals(_binary_systems([0.6, 0.7, 0.9], 300, rng), rng=0)
+    assert pickle.loads(pickle.dumps(r)) == r
+    records = r.to_records()
+    assert [x["system"] for x in records] == ["s2", "s1", "s0"]
+    assert records[0] == {"system": "s2", "estimate": r.estimates[2], "rank": 1, "rank_low": r.rank_low[2],
+                          "rank_high": r.rank_high[2], "could_lead": True}
+    pd = pytest.importorskip("pandas")
+    frame = r.to_frame()
+    assert isinstance(frame, pd.DataFrame) and list(frame.index) == ["s2", "s1", "s0"]
+    assert "could lead" in repr(r)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"metric": "f1"}, "per-item metric"),
+    ({"level": 1.5}, "level"),
+    ({"method": "bootstrap"}, "method"),
+    ({"n_resamples": 0}, "n_resamples"),
+    ({"simultaneous": "yes"}, "simultaneous"),
+])
+def test_bad_arguments_are_refused(kwargs, message):
+    scores = {"a": [1, 0, 1, 1], "b": [0, 0, 1, 1]}
+    with pytest.raises(ValueError, match=message):
+        pairperm.rank_intervals(scores, **kwargs)
+
+
+def test_bad_estimates_are_refused():
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        pairperm.rank_intervals_from_estimates([1.0, 2.0], [[1.0, 2.0], [2.0, 1.0]])
+    with pytest.raises(ValueError, match="symmetric"):
+        pairperm.rank_intervals_from_estimates([1.0, 2.0], [[1.0, 0.5], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="names"):
+        pairperm.rank_intervals_from_estimates([1.0, 2.0], [1.0, 1.0], names=["a", "a"])
+    with pytest.raises(ValueError, match="at least 2"):
+        pairperm.rank_intervals_from_estimates([1.0], [1.0])
+    r = pairperm.rank_intervals_from_estimates([1.0, 2.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="tau"):
+        r.tau_best(3)
+    with pytest.raises(ValueError, match="no system"):
+        r.tied_with("nobody")
+
+
+def test_errors_name_rank_intervals():
+    with pytest.raises(ValueError, match="^rank_intervals: every system must be scored on the same entries"):
+        pairperm.rank_intervals({"a": [1, 0, 1], "b": [0, 1]})
