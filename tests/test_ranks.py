@@ -236,3 +236,26 @@ def test_bad_estimates_are_refused():
 def test_errors_name_rank_intervals():
     with pytest.raises(ValueError, match="^rank_intervals: every system must be scored on the same entries"):
         pairperm.rank_intervals({"a": [1, 0, 1], "b": [0, 1]})
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_comparison_ranks_its_systems_as_rank_intervals_does(grouped):
+    rng = np.random.default_rng(12)
+    scores = _binary_systems([0.6, 0.65, 0.7, 0.8], 240, rng)
+    groups = np.arange(240) // 3 if grouped else None
+    res = pairperm.compare_systems(scores, groups=groups, confidence_level=None, progress=False)
+    want = pairperm.rank_intervals(scores, groups=groups, rng=4, simultaneous=False)
+    assert res.ranks(rng=4, simultaneous=False) == want
+    assert pickle.loads(pickle.dumps(res)).ranks(rng=4, simultaneous=False) == want
+    with pytest.raises(ValueError, match="keeps no scores"):
+        pairperm.SystemsComparison.from_json(res.to_json()).ranks()
+
+
+def test_a_comparison_of_a_metric_that_is_not_per_item_has_no_ranks():
+    rng = np.random.default_rng(3)
+    gold = rng.integers(1, 5, 50)
+    tp = [rng.integers(0, gold + 1) for _ in range(3)]
+    counts = np.stack([np.stack([t, rng.integers(0, 3, 50), gold - t], axis=1) for t in tp])
+    res = pairperm.compare_systems(counts, "f1", confidence_level=None, progress=False)
+    with pytest.raises(ValueError, match="keeps no scores"):
+        res.ranks()

@@ -20,7 +20,8 @@ from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_distribution, plot_result
 from ._plot_systems import plot_differences, plot_pvalue_matrix
-from ._ranks import RankIntervals, rank_intervals, rank_intervals_from_estimates
+from ._ranking import RankIntervals
+from ._ranks import rank_intervals, rank_intervals_from_estimates
 from ._report import TaskReport
 from ._resampling import BootstrapIntervals, bootstrap_intervals
 from ._results import (

@@ -12,6 +12,8 @@ import numpy as np
 from ._formatting import decimals_for, format_value, latex_escape, mark_labels, markdown_escape, short_repr
 from ._metrics import prefers_lower
 from ._multipletests import ADJUSTED_NAMES, CORRECTED_WORDS
+from ._ranking import RankIntervals, unit_matrix, units_rank_intervals
+from .typing import SeedLike
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -81,6 +83,9 @@ class SystemsComparison:
         method, n_resamples, seed and the bootstrap's resamples and seed (empty for results
         read from JSON written without it).
 
+    For per-item metrics the result keeps each system's scores per unit (not in its JSON), from
+    which :meth:`ranks` draws the rank intervals.
+
     Examples
     --------
     >>> import pairperm
@@ -113,8 +118,22 @@ class SystemsComparison:
     confidence_level: Optional[float] = None
     system_intervals: tuple = ()
     provenance: Mapping = field(default_factory=dict)
+    # Each system's scores per unit (per-item metrics): what ranks() resamples; not in the JSON.
+    unit_scores: tuple = field(default=(), compare=False)
 
     # ---- views
+
+    def ranks(self, level: float = 0.95, *, simultaneous: bool = True, method: str = "auto",
+              n_resamples: int = 1000, rng: SeedLike = None) -> RankIntervals:
+        """Each system's rank interval, the systems that could lead and the tau-best, as
+        :func:`pairperm.rank_intervals` gives them for the same scores, metric and groups."""
+        func = "SystemsComparison.ranks"
+        if not self.unit_scores:
+            raise ValueError(f"{func}: this comparison keeps no scores (a metric that is not per item, or read from "
+                             "JSON); call pairperm.rank_intervals on the scores")
+        return units_rank_intervals(self.names, tuple(float(v) for v in self.metric_values),
+                                    unit_matrix(self.unit_scores), prefers_lower(self.metric), level, simultaneous,
+                                    method, n_resamples, rng, func)
 
     def pvalue_matrix(self, adjusted: bool = True) -> np.ndarray:
         """(n, n) matrix of p-values, NaN on the diagonal and for pairs not compared.

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from . import _tasks
 from ._comparison import SystemPair, SystemsComparison
 from ._inputs import PreparedTask, check_single_task_options, is_several_tasks, pair_indices, read_task_systems
+from ._metrics import is_per_item
 from ._multipletests import multipletests
 from ._pairs import run_pairs
 from ._version import __version__
@@ -259,6 +260,7 @@ def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any,
         baseline=None if baseline is None else str(baseline),
         confidence_level=level,
         system_intervals=system_ci,
+        unit_scores=tuple(task.arrays) if not callable(metric) and is_per_item(metric) else (),
         provenance={"pairperm_version": __version__, "n_items": task.n_items, "n_units": task.n_units,
                     "method": str(options.get("method", "auto")), "n_resamples": options.get("n_resamples"),
                     "seed": root, "bootstrap_resamples": n_boot if level is not None else None,

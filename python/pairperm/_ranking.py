@@ -1,0 +1,268 @@
+"""Rank intervals from oriented estimates, a covariance and null draws: the result, the draws and the
+step-down. The places each system could hold on a leaderboard, with simultaneous coverage.
+
+A system's rank is one plus the number of systems better than it (1 is the best). System i is
+*surely better* than j when the test of "i is no better than j" rejects; its rank interval then
+runs from one plus the systems surely better than it to K minus the systems it is surely better
+than. The tests of all K (K - 1) ordered pairs are run together by a step-down max-t procedure
+(Romano and Wolf 2005; for ranks, Mogstad, Romano, Shaikh and Wilhelm, "Inference for Ranks",
+ReStud 2023): a pair is rejected when its studentised difference is beyond the (1 - level)
+quantile of the largest studentised null difference over the pairs not yet rejected, repeated
+while it rejects more. With probability at least `level` no pair is wrongly rejected, and then
+every system's true rank lies in its interval at once (``simultaneous=True``); ``False`` runs
+the procedure over the pairs of each system alone, for an interval that covers that system's
+rank by itself.
+
+The null draws of the K systems' totals keep their dependence through the shared items:
+
+- "permutation": the K systems' scores of each unit (item, or group of items) permuted jointly,
+  the identity counted among the draws (Hemerik and Goeman 2018), so that under exchangeable
+  systems the familywise error is at most 1 - level for any number of draws; when some systems
+  differ, each draw still mixes all of them, which makes it conservative;
+- "multiplier": each unit's centred scores times one standard normal draw per unit (the
+  Gaussian multiplier bootstrap of Chernozhukov, Chetverikov and Kato 2013), whose draws are
+  normal with the units' covariance, drawn through its K x K square root;
+- from published estimates and their covariance (``rank_intervals_from_estimates``), normal
+  draws with that covariance, as csranks takes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._sampling import seed_from_rng
+from ._validation import check_method, check_n_resamples, check_probability
+from .typing import SeedLike
+
+__all__ = ["RankIntervals", "estimates_rank_intervals", "unit_matrix", "units_rank_intervals"]
+
+RANK_METHODS = ("auto", "permutation", "multiplier")
+
+# "auto" permutes only few units, where the multiplier bootstrap's normal approximation is
+# poor: the joint permutation is exact when all systems are alike, but each draw mixes every
+# system's scores, so pairs of close systems lose power when others differ.
+_PERMUTATION_MAX_UNITS = 100
+# Null draws handled at once: bounds the (draws, K, K) block of studentised differences.
+_DRAW_BLOCK_ELEMENTS = 1 << 21
+
+
+@dataclasses.dataclass(frozen=True)
+class RankIntervals:
+    """Each system's rank interval (1 = best) and the pairs behind them.
+
+    Attributes
+    ----------
+    names : tuple of str
+    estimates : tuple of float
+        Each system's metric.
+    rank : tuple of int
+        The estimates' own ranks: one plus the systems with a better estimate.
+    rank_low, rank_high : tuple of int
+        Each system's rank interval ``[rank_low, rank_high]``.
+    better : tuple of (str, str)
+        Every ``(a, b)`` where a is surely better than b.
+    level : float
+    simultaneous : bool
+        The intervals cover all systems' ranks at once (else each one by itself).
+    method : str
+        "permutation", "multiplier" or "gaussian" (from estimates and a covariance).
+    n_resamples : int
+        Null draws.
+    lower_is_better : bool
+    """
+
+    names: tuple[str, ...]
+    estimates: tuple[float, ...]
+    rank: tuple[int, ...]
+    rank_low: tuple[int, ...]
+    rank_high: tuple[int, ...]
+    better: tuple[tuple[str, str], ...]
+    level: float
+    simultaneous: bool
+    method: str
+    n_resamples: int
+    lower_is_better: bool = False
+
+    @property
+    def leader_ties(self) -> tuple[str, ...]:
+        """Every system that could be first: no system is surely better than it."""
+        return self.tau_best(1)
+
+    def tau_best(self, tau: int) -> tuple[str, ...]:
+        """The systems that could be among the best `tau`: a confidence set at `level` for the
+        set of the true top `tau` (with ``simultaneous=True``)."""
+        if isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or not 1 <= tau <= len(self.names):
+            raise ValueError(f"tau_best: tau must be an integer in [1, {len(self.names)}]; got {tau!r}")
+        return tuple(n for n, low in zip(self.names, self.rank_low) if low <= tau)
+
+    def tied_with(self, name: str) -> tuple[str, ...]:
+        """The systems neither surely better nor surely worse than `name`."""
+        if name not in self.names:
+            raise ValueError(f"tied_with: no system named {name!r}; systems: {', '.join(map(repr, self.names))}")
+        decided = {b for a, b in self.better if a == name} | {a for a, b in self.better if b == name}
+        return tuple(n for n in self.names if n != name and n not in decided)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One plain dict per system, best estimate first (JSON-ready)."""
+        order = sorted(range(len(self.names)), key=lambda i: (self.rank[i], i))
+        leaders = set(self.leader_ties)
+        return [{"system": self.names[i], "estimate": self.estimates[i], "rank": self.rank[i],
+                 "rank_low": self.rank_low[i], "rank_high": self.rank_high[i], "could_lead": self.names[i] in leaders}
+                for i in order]
+
+    def to_frame(self) -> Any:
+        """The records as a pandas DataFrame indexed by system (pandas is imported only here)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records()).set_index("system")
+
+    def __repr__(self) -> str:
+        kind = "simultaneous" if self.simultaneous else "marginal"
+        head = (f"RankIntervals(systems={len(self.names)}, level={self.level:g}, {kind}, method={self.method!r}, "
+                f"n_resamples={self.n_resamples})")
+        width = max(6, *(len(n) for n in self.names))
+        lines = [head, f"  {'system':<{width}}  {'estimate':>12}  rank  interval"]
+        for r in self.to_records():
+            lead = "  could lead" if r["could_lead"] else ""
+            lines.append(f"  {r['system']:<{width}}  {r['estimate']:>12.6g}  {r['rank']:>4}  "
+                         f"[{r['rank_low']}, {r['rank_high']}]{lead}")
+        return "\n".join(lines)
+
+
+def unit_matrix(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The systems' scores per unit as one (units, systems) float64 matrix."""
+    return np.stack([np.asarray(a, dtype=np.float64) for a in arrays], axis=1)
+
+
+def check_rank_options(level: Any, simultaneous: Any, n_resamples: Any, func: str) -> int:
+    """The options every rank-interval call takes, checked; returns the number of draws."""
+    check_probability(level, "level", func)
+    if not isinstance(simultaneous, (bool, np.bool_)):
+        raise ValueError(f"{func}: simultaneous must be True or False; got {simultaneous!r}")
+    return check_n_resamples(n_resamples, func)
+
+
+def units_rank_intervals(names: Sequence[str], estimates: tuple[float, ...], units: np.ndarray, lower: bool,
+                         level: float, simultaneous: bool, method: str, n_resamples: int, rng: SeedLike,
+                         func: str) -> RankIntervals:
+    """Rank intervals of K systems from their scores per unit, `units` (U, K): the sums per unit
+    are ranked (the same ranks as means over the same units)."""
+    check_method(method, RANK_METHODS, func)
+    k = check_rank_options(level, simultaneous, n_resamples, func)
+    oriented = -units if lower else units
+    if method == "auto":
+        method = "permutation" if len(units) < _PERMUTATION_MAX_UNITS else "multiplier"
+    gen = np.random.default_rng(seed_from_rng(rng, func))
+    centred = oriented - oriented.mean(axis=0)
+    covariance = centred.T @ centred
+    draws = _permutation_draws(oriented, k, gen) if method == "permutation" else _normal_draws(covariance, k, gen)
+    return _intervals(names, estimates, oriented.sum(axis=0), covariance, draws, float(level), bool(simultaneous),
+                      method, lower)
+
+
+def estimates_rank_intervals(names: Sequence[str], estimates: np.ndarray, covariance: np.ndarray, lower: bool,
+                             level: float, simultaneous: bool, n_resamples: int, rng: SeedLike,
+                             func: str) -> RankIntervals:
+    """Rank intervals from estimates and their covariance, by normal draws."""
+    k = check_rank_options(level, simultaneous, n_resamples, func)
+    gen = np.random.default_rng(seed_from_rng(rng, func))
+    oriented = -estimates if lower else estimates
+    return _intervals(names, tuple(estimates.tolist()), oriented, covariance, _normal_draws(covariance, k, gen),
+                      float(level), bool(simultaneous), "gaussian", lower)
+
+
+def _normal_draws(covariance: np.ndarray, k: int, gen: np.random.Generator) -> np.ndarray:
+    """k draws (rows) of N(0, covariance) through its symmetric square root (any PSD matrix,
+    singular ones too: systems identical on every unit)."""
+    w, v = np.linalg.eigh(covariance)
+    root = (v * np.sqrt(np.clip(w, 0.0, None))) @ v.T
+    draws: np.ndarray = gen.standard_normal((k, len(covariance))) @ root
+    return draws
+
+
+def _permutation_draws(units: np.ndarray, k: int, gen: np.random.Generator) -> np.ndarray:
+    """k draws (rows) of the systems' totals with each unit's K scores permuted jointly (the
+    identity, the observed totals, is the one more draw the step-down counts)."""
+    n_units, n_systems = units.shape
+    out = np.empty((k, n_systems))
+    rows = np.arange(n_units)[:, None]
+    positions = np.broadcast_to(np.arange(n_systems), units.shape)
+    for b in range(k):
+        out[b] = units[rows, gen.permuted(positions, axis=1)].sum(axis=0)
+    return out
+
+
+def _intervals(names: Sequence[str], estimates: tuple[float, ...], theta: np.ndarray, covariance: np.ndarray,
+               draws: np.ndarray, level: float, simultaneous: bool, method: str, lower: bool) -> RankIntervals:
+    """Rank intervals from the oriented estimates `theta` (larger is better), the covariance
+    that studentises their differences, and null draws of theta (rows)."""
+    n = len(theta)
+    variances = np.diag(covariance)
+    spread = variances[:, None] + variances[None, :] - 2 * covariance
+    sd = np.sqrt(np.clip(spread, 0.0, None))
+    # A pair that never differs (zero spread) cannot be rejected and is left out of every max.
+    usable = sd > 1e-12 * max(1.0, float(np.sqrt(np.max(np.abs(variances)))))
+    np.fill_diagonal(usable, False)
+    inv_sd = np.where(usable, 1.0 / np.where(usable, sd, 1.0), 0.0)
+    t = (theta[:, None] - theta[None, :]) * inv_sd
+    alpha = 1.0 - level
+    if simultaneous:
+        rejected = _step_down(t, usable, draws, inv_sd, alpha)
+    else:
+        rejected = np.zeros((n, n), dtype=bool)
+        for i in range(n):
+            family = np.zeros((n, n), dtype=bool)
+            family[i, :] = True
+            family[:, i] = True
+            own = _step_down(t, usable & family, draws, inv_sd, alpha)
+            rejected[i, :] |= own[i, :]
+            rejected[:, i] |= own[:, i]
+    better_count = rejected.sum(axis=1)   # systems i is surely better than
+    worse_count = rejected.sum(axis=0)    # systems surely better than i
+    point = [1 + int(np.sum(theta > theta[i])) for i in range(n)]
+    return RankIntervals(
+        names=tuple(names), estimates=estimates, rank=tuple(point),
+        rank_low=tuple(int(1 + c) for c in worse_count), rank_high=tuple(int(n - c) for c in better_count),
+        better=tuple((names[i], names[j]) for i, j in zip(*np.nonzero(rejected))),
+        level=level, simultaneous=simultaneous, method=method, n_resamples=len(draws), lower_is_better=lower)
+
+
+def _step_down(t: np.ndarray, family: np.ndarray, draws: np.ndarray, inv_sd: np.ndarray,
+               alpha: float) -> np.ndarray:
+    """The ordered pairs (i, j) of `family` where "i is no better than j" is rejected: t[i, j]
+    exceeds the null max over the pairs still open in all but a fraction alpha of the draws
+    (counting t itself as one more draw), repeated while the set of open pairs shrinks."""
+    rejected = np.zeros_like(family)
+    open_pairs = family.copy()
+    n_draws = len(draws)
+    # p = (1 + draws at or above t[i, j]) / (n_draws + 1) <= alpha; the relative slack keeps a
+    # p-value equal to alpha (1 - 0.9 is 0.09999999999999998 in float64) a rejection.
+    allowed = math.floor(alpha * (n_draws + 1) * (1 + 1e-12)) - 1
+    while open_pairs.any() and allowed >= 0:
+        maxima = _null_maxima(draws, open_pairs, inv_sd)
+        maxima.sort()
+        # Draws with a max at or above t: n_draws - (number below t).
+        at_or_above = n_draws - np.searchsorted(maxima, t[open_pairs], side="left")
+        newly = np.zeros_like(open_pairs)
+        newly[open_pairs] = at_or_above <= allowed
+        if not newly.any():
+            break
+        rejected |= newly
+        open_pairs &= ~newly
+    return rejected
+
+
+def _null_maxima(draws: np.ndarray, pairs: np.ndarray, inv_sd: np.ndarray) -> np.ndarray:
+    """For each draw z, max over the open pairs (i, j) of (z_i - z_j) / sd_ij."""
+    rows, cols = np.nonzero(pairs)
+    scale = inv_sd[rows, cols]
+    out = np.empty(len(draws))
+    block = max(1, _DRAW_BLOCK_ELEMENTS // max(1, len(rows)))
+    for start in range(0, len(draws), block):
+        z = draws[start:start + block]
+        out[start:start + block] = ((z[:, rows] - z[:, cols]) * scale).max(axis=1)
+    return out
