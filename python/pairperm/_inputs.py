@@ -24,7 +24,7 @@ from ._metrics import (
     metric_named,
     statistics_by_name,
 )
-from ._multipletests import CORRECTIONS
+from ._multipletests import SYSTEMS_CORRECTIONS
 from ._sampling import monte_carlo_options, seed_root
 from ._units import read_groups, sample_sums, unit_sums
 from ._validation import (
@@ -185,8 +185,9 @@ def read_task_systems(scores: Any, metric: Any, names: Any, alternative: Any, co
     `items` is a pandas object whose index holds the items' ids in the order of the arrays (None
     when the systems carry no ids)."""
     check_alternative(alternative, _FUNC)
-    if correction not in CORRECTIONS:
-        raise ValueError(f"{_FUNC}: correction must be one of {', '.join(map(repr, CORRECTIONS))}; got {correction!r}")
+    if correction not in SYSTEMS_CORRECTIONS:
+        raise ValueError(f"{_FUNC}: correction must be one of {', '.join(map(repr, SYSTEMS_CORRECTIONS))}; "
+                         f"got {correction!r}")
     check_probability(alpha, "alpha", _FUNC)
     jobs = check_n_jobs(n_jobs, _FUNC) or None
     if executor is not None and not isinstance(executor, cf.Executor):

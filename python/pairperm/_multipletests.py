@@ -8,17 +8,20 @@ import numpy as np
 
 from .typing import ArrayLike, Correction
 
-__all__ = ["CORRECTIONS", "multipletests"]
+__all__ = ["CORRECTIONS", "SYSTEMS_CORRECTIONS", "multipletests"]
 
 
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "fdr_by", None)
+# compare_systems also takes the Westfall-Young step-down, which needs the scores, not p-values.
+SYSTEMS_CORRECTIONS = CORRECTIONS + ("maxT",)
 
 
 # How a figure names adjusted p-values, and a caption the correction (None: no correction).
 ADJUSTED_NAMES = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "fdr_bh": "BH-adjusted",
-                  "fdr_by": "BY-adjusted"}
+                  "fdr_by": "BY-adjusted", "maxT": "maxT-adjusted"}
 CORRECTED_WORDS = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
-                   "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted"}
+                   "fdr_bh": "Benjamini-Hochberg-adjusted", "fdr_by": "Benjamini-Yekutieli-adjusted",
+                   "maxT": "Westfall-Young maxT-adjusted"}
 
 
 def multipletests(pvalues: ArrayLike, method: Optional[Correction] = "holm") -> np.ndarray:

@@ -1,5 +1,6 @@
-"""Rank intervals from oriented estimates, a covariance and null draws: the result, the draws and the
-step-down. The places each system could hold on a leaderboard, with simultaneous coverage.
+"""Simultaneous inference over pairs of systems from joint null draws of their totals: rank
+intervals (the places each system could hold on a leaderboard), and the Westfall-Young maxT
+adjusted p-values and simultaneous intervals of compared pairs.
 
 A system's rank is one plus the number of systems better than it (1 is the best). System i is
 *surely better* than j when the test of "i is no better than j" rejects; its rank interval then
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -38,7 +39,8 @@ from ._sampling import seed_from_rng
 from ._validation import check_method, check_n_resamples, check_probability
 from .typing import SeedLike
 
-__all__ = ["RankIntervals", "estimates_rank_intervals", "unit_matrix", "units_rank_intervals"]
+__all__ = ["PairDraws", "RankIntervals", "estimates_rank_intervals", "pair_draws", "unit_matrix",
+           "units_rank_intervals", "westfall_young"]
 
 RANK_METHODS = ("auto", "permutation", "multiplier")
 
@@ -146,6 +148,17 @@ def check_rank_options(level: Any, simultaneous: Any, n_resamples: Any, func: st
     return check_n_resamples(n_resamples, func)
 
 
+def _draws(oriented: np.ndarray, method: str, k: int, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(covariance of the totals, k null draws of them) by the named method ("auto": permute
+    fewer than 100 units)."""
+    if method == "auto":
+        method = "permutation" if len(oriented) < _PERMUTATION_MAX_UNITS else "multiplier"
+    centred = oriented - oriented.mean(axis=0)
+    covariance = centred.T @ centred
+    draws = _permutation_draws(oriented, k, gen) if method == "permutation" else _normal_draws(covariance, k, gen)
+    return covariance, draws
+
+
 def units_rank_intervals(names: Sequence[str], estimates: tuple[float, ...], units: np.ndarray, lower: bool,
                          level: float, simultaneous: bool, method: str, n_resamples: int, rng: SeedLike,
                          func: str) -> RankIntervals:
@@ -156,10 +169,7 @@ def units_rank_intervals(names: Sequence[str], estimates: tuple[float, ...], uni
     oriented = -units if lower else units
     if method == "auto":
         method = "permutation" if len(units) < _PERMUTATION_MAX_UNITS else "multiplier"
-    gen = np.random.default_rng(seed_from_rng(rng, func))
-    centred = oriented - oriented.mean(axis=0)
-    covariance = centred.T @ centred
-    draws = _permutation_draws(oriented, k, gen) if method == "permutation" else _normal_draws(covariance, k, gen)
+    covariance, draws = _draws(oriented, method, k, np.random.default_rng(seed_from_rng(rng, func)))
     return _intervals(names, estimates, oriented.sum(axis=0), covariance, draws, float(level), bool(simultaneous),
                       method, lower)
 
@@ -266,3 +276,81 @@ def _null_maxima(draws: np.ndarray, pairs: np.ndarray, inv_sd: np.ndarray) -> np
         z = draws[start:start + block]
         out[start:start + block] = ((z[:, rows] - z[:, cols]) * scale).max(axis=1)
     return out
+
+
+class PairDraws(NamedTuple):
+    """One task's compared pairs (i, j) for the max-t step-down: each pair's statistic (larger is
+    more extreme), its scale, and the joint null draws of the systems' totals behind them."""
+
+    stats: np.ndarray    # (P,); -inf where the two systems never differ
+    rows: np.ndarray     # (P,) system i
+    cols: np.ndarray     # (P,) system j
+    sd: np.ndarray       # (P,) standard deviation of total i - total j (0: never differ)
+    draws: np.ndarray    # (B, K) null totals, oriented (larger is better)
+    side: int            # +1: i better ("greater"), -1: j better ("less"), 0: two-sided
+
+    def null(self, start: int, stop: int) -> np.ndarray:
+        """The pairs' null statistics of draws [start, stop), shape (stop - start, P)."""
+        z = self.draws[start:stop]
+        inv = np.where(self.sd > 0, 1.0 / np.where(self.sd > 0, self.sd, 1.0), 0.0)
+        t = (z[:, self.rows] - z[:, self.cols]) * inv
+        out: np.ndarray = np.abs(t) if self.side == 0 else self.side * t
+        return out
+
+
+def pair_draws(units: np.ndarray, lower: bool, pairs: np.ndarray, alternative: str, n_draws: int,
+               gen: np.random.Generator) -> PairDraws:
+    """The pairs of one task's (units, systems) scores with n_draws joint null draws ("auto":
+    permuted within fewer than 100 units, else multipliers)."""
+    oriented = -units if lower else units
+    covariance, draws = _draws(oriented, "auto", n_draws, gen)
+    rows, cols = pairs[:, 0], pairs[:, 1]
+    variances = np.diag(covariance)
+    sd = np.sqrt(np.clip(variances[rows] + variances[cols] - 2 * covariance[rows, cols], 0.0, None))
+    sd = np.where(sd > 1e-12 * max(1.0, float(np.sqrt(np.max(np.abs(variances))))), sd, 0.0)
+    side = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
+    totals = oriented.sum(axis=0)
+    t = (totals[rows] - totals[cols]) / np.where(sd > 0, sd, 1.0)
+    stats = np.where(sd > 0, np.abs(t) if side == 0 else side * t, -np.inf)
+    return PairDraws(stats, rows, cols, sd, draws, side)
+
+
+def _null_blocks(families: Sequence[PairDraws]) -> Any:
+    """The null statistics of all families' pairs side by side (draw b of every family together:
+    the tasks are independent, so their draws are), in blocks of draws."""
+    n_draws = len(families[0].draws)
+    width = sum(len(f.stats) for f in families)
+    block = max(1, _DRAW_BLOCK_ELEMENTS // max(1, width))
+    for start in range(0, n_draws, block):
+        stop = min(n_draws, start + block)
+        yield np.concatenate([f.null(start, stop) for f in families], axis=1)
+
+
+def westfall_young(families: Sequence[PairDraws]) -> np.ndarray:
+    """Step-down maxT adjusted p-values of every family's pairs, in order (Westfall and Young
+    1993, algorithm 2.8): the pairs ordered by their statistic, each adjusted p-value is the share
+    of draws (counting the observed one) whose largest statistic over that pair and every less
+    extreme one reaches its own, made monotone in that order."""
+    stats = np.concatenate([f.stats for f in families])
+    order = np.argsort(-stats, kind="stable")
+    ranked = stats[order]
+    reached = np.zeros(len(stats), dtype=np.int64)
+    for null in _null_blocks(families):
+        successive = np.maximum.accumulate(null[:, order][:, ::-1], axis=1)[:, ::-1]
+        reached += np.count_nonzero(successive >= ranked, axis=0)
+    n_draws = len(families[0].draws)
+    adjusted = np.maximum.accumulate((1 + reached) / (n_draws + 1))
+    out = np.empty(len(stats))
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def simultaneous_half_widths(families: Sequence[PairDraws], level: float) -> np.ndarray:
+    """c sd_ij for every family's pairs, c the single-step critical value: the ceil(level (B + 1))-th
+    smallest over the draws of the largest null statistic of all pairs (infinite when fewer draws).
+    A pair whose interval excludes 0 at level 1 - alpha is rejected by the step-down at alpha."""
+    maxima = np.concatenate([null.max(axis=1) for null in _null_blocks(families)])
+    rank = math.ceil(level * (len(maxima) + 1) * (1 - 1e-12))
+    c = float(np.sort(maxima)[rank - 1]) if rank <= len(maxima) else math.inf
+    sd = np.concatenate([f.sd for f in families])
+    return c * sd

@@ -25,6 +25,7 @@ from ._metrics import METRICS, is_per_item, is_summed, prefers_lower
 from ._multipletests import multipletests
 from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._pairs import run_pairs
+from ._ranking import PairDraws, pair_draws, simultaneous_half_widths, unit_matrix, westfall_young
 from ._resampling import bootstrap_intervals, bootstrap_mean_intervals
 from ._sampling import child_seed, seed_root
 from ._scheduling import Progress
@@ -209,6 +210,48 @@ def interval_seed(root: Optional[int], task: str) -> int:
     return drawn if drawn is not None else _name_key(task)
 
 
+# Joint null draws of correction="maxT" (adjusted p-values resolve 1e-4), unless n_resamples says.
+MAXT_DRAWS = 9_999
+
+
+def check_maxt(task: PreparedTask) -> None:
+    """correction="maxT" resamples the systems' totals: per-item metrics only (before any pair runs)."""
+    if callable(task.metric) or not is_per_item(task.metric):
+        where = f"task {task.name!r} has metric" if task.name else "got"
+        raise ValueError(f"{_FUNC}: correction='maxT' needs a per-item metric (a sum or mean of per-item scores); "
+                         f"{where} {task.metric!r}")
+
+
+def maxt_draws(task: PreparedTask, pairs: np.ndarray, alternative: str, n_draws: int, seed: int) -> PairDraws:
+    """The task's `pairs` with joint null draws of its systems' totals, for correction="maxT"."""
+    check_maxt(task)
+    return pair_draws(unit_matrix(task.arrays), prefers_lower(task.metric), pairs, alternative, n_draws,
+                      np.random.default_rng(seed))
+
+
+def maxt_corrected(tasks: list, families: list, pvalues: np.ndarray, alternative: str,
+                   level: Optional[float]) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """Westfall-Young step-down adjusted p-values of the families' pairs jointly (never below a
+    pair's own p-value) and, at `level`, their single-step simultaneous intervals in the
+    metric's units (rows in the order of the pairs; None without a level)."""
+    adjusted = np.maximum(westfall_young(families), pvalues)
+    if level is None:
+        return adjusted, None
+    half = simultaneous_half_widths(families, level)
+    out, at = [], 0
+    for task, family in zip(tasks, families):
+        scale = 1.0 if is_summed(task.metric) else float(task.n_items)
+        values = np.asarray(task.values, dtype=np.float64)
+        diff = values[family.rows] - values[family.cols]
+        h = half[at:at + len(diff)] / scale
+        at += len(diff)
+        side = _interval_alternative(task.metric, alternative)
+        low = np.full(len(diff), -np.inf) if side == "less" else diff - h
+        high = np.full(len(diff), np.inf) if side == "greater" else diff + h
+        out.append(np.stack([low, high], axis=1))
+    return adjusted, np.concatenate(out)
+
+
 def interval_options(confidence_level: Any, bootstrap_resamples: Any) -> tuple[Optional[float], int]:
     """The validated level of the intervals (None: none) and the bootstrap's resamples."""
     level = check_probability(confidence_level, "confidence_level", _FUNC, optional=True)
@@ -245,6 +288,9 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
                              options, units.get(t), id_column, items.get(t))
                 for t, v in zip(task_names, scores.values())]
 
+    if correction == "maxT":
+        for task in prepared:
+            check_maxt(task)
     # Every metric keyed before any pair runs: a metric the cache cannot key is refused up front.
     metric_ids = [_metric_id(t.metric, t.name) if store is not None else "" for t in prepared]
     total = sum(len(t.pairs) for t in prepared)
@@ -304,6 +350,27 @@ def _run_task(ti: int, task: PreparedTask, metric_id: str, alternative: str, opt
             results[ti, k] = value  # after the store: a partial result never holds a pair the cache lacks
 
 
+def _maxt_over_tasks(prepared: list, per_task: list, owner: np.ndarray, p: np.ndarray, adjusted: np.ndarray,
+                     alternative: str, correction_scope: str, level: Optional[float], options: dict,
+                     root: Optional[int]) -> None:
+    """correction="maxT" over the finished pairs (in the order of per_task, task by task): the
+    Westfall-Young step-down within each task, or over all tasks at once (independent tasks draw
+    independently); each row's interval becomes the simultaneous one of its family."""
+    n_draws = int(options.get("n_resamples", MAXT_DRAWS))
+    ks = [[k for t, k, _, _ in per_task if t == ti] for ti in range(len(prepared))]
+    families = [maxt_draws(task, task.pairs[np.asarray(k, dtype=np.int64).reshape(-1)], alternative, n_draws,
+                           interval_seed(root, task.name)) for task, k in zip(prepared, ks)]
+    groups = [list(range(len(prepared)))] if correction_scope == "family" else [[ti] for ti in range(len(prepared))]
+    for members in groups:
+        sel = np.isin(owner, members)
+        adj, intervals = maxt_corrected([prepared[ti] for ti in members], [families[ti] for ti in members], p[sel],
+                                        alternative, level)
+        adjusted[sel] = adj
+        if intervals is not None:
+            for (_, _, r, _), (low, high) in zip((e for e, s in zip(per_task, sel) if s), intervals.tolist()):
+                r["ci_low"], r["ci_high"] = low, high
+
+
 def _assemble(prepared: list, results: dict, alternative: str, correction: Any, correction_scope: str, alpha: Any,
               baseline: Any, level: Optional[float], options: dict, root: Optional[int], bootstrap_resamples: int,
               complete: bool) -> MultiTaskComparison:
@@ -342,10 +409,12 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
             per_task.append((ti, k, r, values))
     p = np.array([r["pvalue"] for _, _, r, _ in per_task], dtype=np.float64)
     adjusted = np.empty_like(p)
-    if correction_scope == "family":
+    owner = np.array([ti for ti, _, _, _ in per_task], dtype=np.int64)
+    if correction == "maxT":
+        _maxt_over_tasks(prepared, per_task, owner, p, adjusted, alternative, correction_scope, level, options, root)
+    elif correction_scope == "family":
         adjusted[:] = multipletests(p, correction)
     else:
-        owner = np.array([ti for ti, _, _, _ in per_task], dtype=np.int64)
         for ti in range(len(prepared)):
             sel = owner == ti
             adjusted[sel] = multipletests(p[sel], correction)

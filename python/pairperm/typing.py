@@ -18,9 +18,9 @@ The names:
 - ``DistributionMethod``, ``PermutationMethod``, ``RatioMethod``, ``WilcoxonMethod``,
   ``MonteCarloMethod``, ``CompareMethod``, ``ShiftIntervalMethod``, ``BootstrapIntervalMethod``:
   the values of each function's ``method=``.
-- ``Correction``, ``ProgressCallback``: ``correction=`` and ``progress=`` of
-  :func:`pairperm.compare_systems` (``Correction`` is also ``method=`` of
-  :func:`pairperm.multipletests`).
+- ``SystemsCorrection``, ``ProgressCallback``: ``correction=`` and ``progress=`` of
+  :func:`pairperm.compare_systems`; ``Correction`` (the same but ``"maxT"``) is ``method=`` of
+  :func:`pairperm.multipletests`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ __all__ = [
     "ShiftIntervalMethod",
     "BootstrapIntervalMethod",
     "Correction",
+    "SystemsCorrection",
     "ProgressCallback",
 ]
 
@@ -84,9 +85,13 @@ ShiftIntervalMethod = Literal["auto", "exact", "saddlepoint"]
 #: ``method=`` of :func:`pairperm.bootstrap_intervals`.
 BootstrapIntervalMethod = Literal["bca", "percentile"]
 
-#: A correction for multiple testing, ``correction=`` of :func:`pairperm.compare_systems` and
-#: ``method=`` of :func:`pairperm.multipletests` (both also take None, no correction).
+#: A correction for multiple testing of p-values, ``method=`` of :func:`pairperm.multipletests`
+#: and ``correction=`` of :func:`pairperm.compare_systems` (both also take None, no correction).
 Correction = Literal["holm", "bonferroni", "fdr_bh", "fdr_by"]
+
+#: ``correction=`` of :func:`pairperm.compare_systems`: a :data:`Correction`, or ``"maxT"`` (the
+#: Westfall-Young step-down over joint null draws of the systems, which needs their scores).
+SystemsCorrection = Literal["holm", "bonferroni", "fdr_bh", "fdr_by", "maxT"]
 
 #: ``progress=`` of :func:`pairperm.compare_systems` as a callable, called as
 #: ``progress(done, total)`` with the numbers of pairs finished so far and in all (what it returns

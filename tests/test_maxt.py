@@ -1,0 +1,120 @@
+"""compare_systems(correction="maxT"): the Westfall-Young step-down against closed testing with
+max-t local tests written from the definition, its familywise error by simulation under a
+partial null, its simultaneous intervals against its marks, and its inputs."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import pairperm
+from pairperm._ranking import pair_draws, westfall_young
+from test_ranks import _binary_systems
+
+
+def _closed_testing(stats, null):
+    """Adjusted p-value of each hypothesis h by the closure principle: the largest, over every
+    subset S holding h, of the max-t test of S, p_S = (1 + #{draws: max_S T* >= max_S t}) / (B + 1)."""
+    m, n_draws = len(stats), len(null)
+    out = []
+    for h in range(m):
+        worst = 0.0
+        for size in range(1, m + 1):
+            for subset in itertools.combinations(range(m), size):
+                if h not in subset:
+                    continue
+                s = list(subset)
+                p = (1 + np.sum(null[:, s].max(axis=1) >= stats[s].max())) / (n_draws + 1)
+                worst = max(worst, p)
+        out.append(min(worst, 1.0))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_step_down_equals_closed_testing_with_max_t_local_tests(alternative):
+    rng = np.random.default_rng(21)
+    scores = _binary_systems([0.6, 0.63, 0.66, 0.7], 300, rng)
+    units = np.stack(list(scores.values()), axis=1).astype(float)
+    pairs = np.array(list(itertools.combinations(range(4), 2)), dtype=np.int64)
+    family = pair_draws(units, False, pairs, alternative, 499, np.random.default_rng(5))
+    got = westfall_young([family])
+    want = _closed_testing(family.stats, family.null(0, 499))
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
+    assert len(set(np.round(got, 12))) > 2  # the family is not all rejected or all kept
+
+
+def test_families_over_tasks_take_the_max_over_both():
+    rng = np.random.default_rng(22)
+    fams = []
+    for seed, accs in ((1, [0.6, 0.65, 0.7]), (2, [0.5, 0.52, 0.6])):
+        units = np.stack(list(_binary_systems(accs, 200, rng).values()), axis=1).astype(float)
+        pairs = np.array(list(itertools.combinations(range(3), 2)), dtype=np.int64)
+        fams.append(pair_draws(units, False, pairs, "two-sided", 199, np.random.default_rng(seed)))
+    stats = np.concatenate([f.stats for f in fams])
+    null = np.concatenate([f.null(0, 199) for f in fams], axis=1)
+    np.testing.assert_allclose(westfall_young(fams), _closed_testing(stats, null), rtol=0, atol=1e-15)
+
+
+def test_maxt_controls_the_familywise_error_under_a_partial_null():
+    # Three equal systems and two better ones: a false mark is one between the equal three.
+    reps, errors = 200, 0
+    rng = np.random.default_rng(23)
+    for rep in range(reps):
+        scores = _binary_systems([0.7, 0.7, 0.7, 0.76, 0.8], 300, rng)
+        res = pairperm.compare_systems(scores, correction="maxT", confidence_level=None, progress=False,
+                                       n_resamples=199, rng=rep)
+        errors += any(r.significant for r in res.rows if {r.system_a, r.system_b} <= {"s0", "s1", "s2"})
+    assert errors / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
+def test_an_interval_that_excludes_zero_is_marked(alternative):
+    rng = np.random.default_rng(24)
+    scores = _binary_systems([0.75, 0.71, 0.7, 0.65, 0.62, 0.6], 500, rng)
+    res = pairperm.compare_systems(scores, correction="maxT", alternative=alternative, confidence_level=0.95,
+                                   progress=False, rng=2)
+    excluded = [not (r.ci_low <= 0 <= r.ci_high) for r in res.rows]
+    assert any(excluded) and not all(excluded)
+    assert all(r.significant for r, e in zip(res.rows, excluded) if e)
+    assert all(r.pvalue_adjusted >= r.pvalue for r in res.rows)
+    if alternative == "greater":
+        assert all(r.ci_high == math.inf for r in res.rows)
+    for r in res.rows:  # the difference lies in its interval, in the metric's units
+        assert r.ci_low <= r.difference <= r.ci_high
+
+
+def test_intervals_are_in_the_metrics_units_with_groups_and_sums():
+    rng = np.random.default_rng(25)
+    scores = _binary_systems([0.6, 0.7, 0.8], 240, rng)
+    groups = np.arange(240) // 4
+    summed = {k: v.reshape(-1, 4).sum(axis=1) for k, v in scores.items()}
+    a = pairperm.compare_systems(scores, "accuracy", groups=groups, correction="maxT", progress=False, rng=3)
+    b = pairperm.compare_systems(summed, "sum", correction="maxT", progress=False, rng=3)
+    for ra, rb in zip(a.rows, b.rows):
+        assert ra.pvalue_adjusted >= 0 and rb.pvalue_adjusted >= 0
+        assert ra.ci_low == pytest.approx(rb.ci_low / 240, rel=1e-12)
+        assert ra.ci_high == pytest.approx(rb.ci_high / 240, rel=1e-12)
+
+
+def test_maxt_reads_back_from_json_and_names_itself_in_reports():
+    rng = np.random.default_rng(26)
+    res = pairperm.compare_systems(_binary_systems([0.6, 0.7, 0.8], 200, rng), correction="maxT", progress=False,
+                                   rng=4)
+    assert pairperm.SystemsComparison.from_json(res.to_json()) == res
+    assert "maxT" in res.to_markdown()
+
+
+def test_maxt_needs_a_per_item_metric_and_says_so_before_running():
+    rng = np.random.default_rng(3)
+    gold = rng.integers(1, 5, 50)
+    tp = [rng.integers(0, gold + 1) for _ in range(3)]
+    counts = np.stack([np.stack([t, rng.integers(0, 3, 50), gold - t], axis=1) for t in tp])
+    with pytest.raises(ValueError, match="correction='maxT' needs a per-item metric"):
+        pairperm.compare_systems(counts, "f1", correction="maxT", progress=False)
+    with pytest.raises(ValueError, match="task 'ner' has metric 'f1'"):
+        pairperm.compare_systems({"ner": {f"s{k}": c for k, c in enumerate(counts)},
+                                  "pos": {f"s{k}": (c[:, 0] > 0).astype(int) for k, c in enumerate(counts)}},
+                                 {"ner": "f1", "pos": "accuracy"}, correction="maxT", progress=False)
+    with pytest.raises(ValueError, match="'maxT'"):
+        pairperm.compare_systems({"a": [1, 0], "b": [0, 1]}, correction="maxt")
