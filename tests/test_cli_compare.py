@@ -227,3 +227,29 @@ def test_test_command_reports_a_negative_seed_against_its_flag(capsys):
     with pytest.raises(SystemExit):
         main(["test", "-", "--seed", "-3"])
     assert "argument --seed: must be 0 or more" in capsys.readouterr().err
+
+
+def test_ranks_follow_the_report_as_the_api_gives_them(tmp_path, systems, capsys):
+    paths = one_per_line(tmp_path, systems)
+    code, out, _ = run(["compare", *paths, "--ranks", "--seed", "3", "--format", "json"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    res = pairperm.compare_systems(systems, rng=3)
+    assert pairperm.SystemsComparison.from_dict(doc["comparison"]) == res
+    assert pairperm.RankIntervals.from_dict(doc["ranks"]) == res.ranks(rng=3)
+    code, out, _ = run(["compare", *paths, "--ranks", "--seed", "3", "--format", "markdown"], capsys)
+    assert code == 0 and out.endswith(res.ranks(rng=3).to_markdown())
+
+
+def test_ranks_refuse_csv_and_several_tasks(tmp_path, systems, capsys):
+    paths = one_per_line(tmp_path, systems)
+    code, _, err = run(["compare", *paths, "--ranks", "--format", "csv"], capsys)
+    assert code == 2 and "--ranks has no CSV form" in err
+
+
+def test_maxt_from_the_command_line(tmp_path, systems, capsys):
+    code, out, _ = run(["compare", *one_per_line(tmp_path, systems), "--correction", "maxT", "--seed", "1",
+                        "--format", "json"], capsys)
+    assert code == 0
+    assert pairperm.SystemsComparison.from_dict(json.loads(out)) == pairperm.compare_systems(
+        systems, correction="maxT", rng=1)

@@ -12,6 +12,7 @@ import scipy.stats
 
 import pairperm
 from marks import quick_first
+from pairperm._ranking import compact_letters
 
 
 def _reference_rejections(theta, cov, alpha, n_draws=400_000, seed=2024):
@@ -197,7 +198,7 @@ def test_results_pickle_and_read_as_records_and_frames():
     records = r.to_records()
     assert [x["system"] for x in records] == ["s2", "s1", "s0"]
     assert records[0] == {"system": "s2", "estimate": r.estimates[2], "rank": 1, "rank_low": r.rank_low[2],
-                          "rank_high": r.rank_high[2], "could_lead": True}
+                          "rank_high": r.rank_high[2], "could_lead": True, "letters": r.letters[2]}
     pd = pytest.importorskip("pandas")
     frame = r.to_frame()
     assert isinstance(frame, pd.DataFrame) and list(frame.index) == ["s2", "s1", "s0"]
@@ -259,3 +260,46 @@ def test_a_comparison_of_a_metric_that_is_not_per_item_has_no_ranks():
     res = pairperm.compare_systems(counts, "f1", confidence_level=None, progress=False)
     with pytest.raises(ValueError, match="keeps no scores"):
         res.ranks()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compact_letters_share_a_letter_exactly_when_no_pair_differs(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    differ = [p for p in pairs if rng.random() < [0.2, 0.5, 0.8][seed % 3]]
+    letters = compact_letters(n, differ, list(range(n)))
+    for i, j in pairs:
+        assert bool(set(letters[i]) & set(letters[j])) == ((i, j) not in differ)
+    assert letters[0].startswith("a")  # the first item's letters come first
+
+
+def test_reports_list_the_systems_best_first_and_read_back_from_json():
+    r = pairperm.rank_intervals_from_estimates([1.0, 3.0, 2.9, 0.4], [0.01] * 4, names=["w", "x", "y", "z"], rng=0)
+    assert r.letters == ("b", "a", "a", "c")
+    md = r.to_markdown().splitlines()
+    assert md[2] == "| 1 | x | 3 | [1, 2] | yes | a |" and md[4] == "| 3 | w | 1 | [3, 3] |  | b |"
+    assert "probability 0.95, all at once" in md[-1]
+    tex = r.to_latex()
+    assert r"2 & y & 2.9 & [1, 2] & \checkmark & a \\" in tex and tex.count(r"\\") == 5
+    assert pairperm.RankIntervals.from_json(r.to_json()) == r
+    assert r.to_dict()["names"] == ["w", "x", "y", "z"]
+
+
+def test_the_plot_draws_a_bar_per_system_and_names_the_leaders():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r = pairperm.rank_intervals_from_estimates([1.0, 3.0, 2.9, 0.4], [0.01] * 4, names=["w", "x", "y", "z"], rng=0)
+    ax = r.plot()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["x", "y", "w", "z"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["could be first (x, y)", "could not"]
+    bars = sorted((p.get_y(), p.get_x(), p.get_width()) for p in ax.patches)
+    assert [(round(x, 6), round(w, 6)) for _, x, w in bars] == [(0.6, 1.8), (0.6, 1.8), (2.6, 0.8), (3.6, 0.8)]
+    fig = plt.figure()
+    sub = fig.subfigures(1, 2)[1].subplots()
+    assert pairperm.plot_rank_intervals(r, sub) is sub
+    plt.close("all")

@@ -19,6 +19,7 @@ from ._multipletests import multipletests
 from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_distribution, plot_result
+from ._plot_ranks import plot_rank_intervals
 from ._plot_systems import plot_differences, plot_pvalue_matrix
 from ._ranking import RankIntervals
 from ._ranks import rank_intervals, rank_intervals_from_estimates
@@ -69,6 +70,7 @@ __all__ = [
     "plot_differences",
     "plot_distribution",
     "plot_pvalue_matrix",
+    "plot_rank_intervals",
     "plot_result",
     "precision_test",
     "rank_intervals",

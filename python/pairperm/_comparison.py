@@ -54,6 +54,9 @@ class SystemPair(NamedTuple):
 class SystemsComparison:
     """Result of :func:`compare_systems`.
 
+    For per-item metrics it also keeps each system's scores per unit (not in its JSON), from which
+    :meth:`ranks` draws the rank intervals.
+
     Attributes
     ----------
     names : tuple of str
@@ -82,9 +85,6 @@ class SystemsComparison:
         What produced the result, for a dashboard: pairperm version, items and units,
         method, n_resamples, seed and the bootstrap's resamples and seed (empty for results
         read from JSON written without it).
-
-    For per-item metrics the result keeps each system's scores per unit (not in its JSON), from
-    which :meth:`ranks` draws the rank intervals.
 
     Examples
     --------

@@ -30,14 +30,19 @@ The null draws of the K systems' totals keep their dependence through the shared
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
-from typing import Any, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from ._formatting import latex_escape, mark_labels, markdown_escape
 from ._sampling import seed_from_rng
 from ._validation import check_method, check_n_resamples, check_probability
 from .typing import SeedLike
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["PairDraws", "RankIntervals", "estimates_rank_intervals", "pair_draws", "unit_matrix",
            "units_rank_intervals", "westfall_young"]
@@ -108,13 +113,88 @@ class RankIntervals:
         decided = {b for a, b in self.better if a == name} | {a for a, b in self.better if b == name}
         return tuple(n for n in self.names if n != name and n not in decided)
 
+    @property
+    def letters(self) -> tuple[str, ...]:
+        """Compact letters, one string per system: two systems share a letter exactly when
+        neither is surely better than the other (the letters of the best systems come first)."""
+        index = {n: i for i, n in enumerate(self.names)}
+        differ = [(index[a], index[b]) for a, b in self.better]
+        return compact_letters(len(self.names), differ, self._order())
+
+    def _order(self) -> list[int]:
+        return sorted(range(len(self.names)), key=lambda i: (self.rank[i], i))
+
     def to_records(self) -> list[dict[str, Any]]:
         """One plain dict per system, best estimate first (JSON-ready)."""
-        order = sorted(range(len(self.names)), key=lambda i: (self.rank[i], i))
         leaders = set(self.leader_ties)
+        letters = self.letters
         return [{"system": self.names[i], "estimate": self.estimates[i], "rank": self.rank[i],
-                 "rank_low": self.rank_low[i], "rank_high": self.rank_high[i], "could_lead": self.names[i] in leaders}
-                for i in order]
+                 "rank_low": self.rank_low[i], "rank_high": self.rank_high[i], "could_lead": self.names[i] in leaders,
+                 "letters": letters[i]}
+                for i in self._order()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values (JSON-ready); :meth:`from_dict` reads them back."""
+        return {"names": list(self.names), "level": self.level, "simultaneous": self.simultaneous, "method": self.method,
+                "n_resamples": self.n_resamples, "lower_is_better": self.lower_is_better,
+                "systems": self.to_records(), "better": [list(p) for p in self.better]}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> RankIntervals:
+        by_name = {r["system"]: r for r in d["systems"]}
+        names = tuple(str(n) for n in d["names"])
+        return cls(names=names, estimates=tuple(float(by_name[n]["estimate"]) for n in names),
+                   rank=tuple(int(by_name[n]["rank"]) for n in names),
+                   rank_low=tuple(int(by_name[n]["rank_low"]) for n in names),
+                   rank_high=tuple(int(by_name[n]["rank_high"]) for n in names),
+                   better=tuple((str(a), str(b)) for a, b in d["better"]), level=float(d["level"]),
+                   simultaneous=bool(d["simultaneous"]), method=str(d["method"]), n_resamples=int(d["n_resamples"]),
+                   lower_is_better=bool(d.get("lower_is_better", False)))
+
+    def to_json(self, **kwargs: Any) -> str:
+        """JSON text of :meth:`to_dict`."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> RankIntervals:
+        return cls.from_dict(json.loads(text))
+
+    def caption(self) -> str:
+        """What the report's columns mean, in words."""
+        cover = "all at once" if self.simultaneous else "each system by itself"
+        draws = {"permutation": "joint permutations of the systems within each unit",
+                 "multiplier": "Gaussian multiplier draws", "gaussian": "normal draws with the given covariance"}
+        return (f"Rank intervals (1 = best) covering the true ranks with probability {self.level:g}, {cover} "
+                f"(step-down max-t over all pairs, {self.n_resamples:,} {draws.get(self.method, self.method)}); "
+                "systems that share a letter are not told apart")
+
+    def to_markdown(self) -> str:
+        """A report table: each system's estimate, rank, rank interval, whether it could lead, and
+        its compact letters, best first."""
+        lines = ["| rank | system | estimate | rank interval | could lead | letters |", "|---:|---|---:|---|---|---|"]
+        for r in self.to_records():
+            lead = "yes" if r["could_lead"] else ""
+            lines.append(f"| {r['rank']} | {markdown_escape(r['system'])} | {r['estimate']:.6g} | "
+                         f"[{r['rank_low']}, {r['rank_high']}] | {lead} | {r['letters']} |")
+        return "\n".join(lines) + f"\n\n{self.caption()}.\n"
+
+    def to_latex(self) -> str:
+        """The same report as a LaTeX table (booktabs)."""
+        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{rlrccl}", r"\toprule",
+                 r"Rank & System & Estimate & Interval & Could lead & Letters \\", r"\midrule"]
+        for r in self.to_records():
+            lead = r"\checkmark" if r["could_lead"] else ""
+            lines.append(rf"{r['rank']} & {latex_escape(r['system'])} & {r['estimate']:.6g} & "
+                         rf"[{r['rank_low']}, {r['rank_high']}] & {lead} & {r['letters']} \\")
+        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(self.caption())}.}}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+    def plot(self, ax: Optional[Axes] = None) -> Axes:
+        """Draw the rank intervals with :func:`pairperm.plot_rank_intervals` (needs matplotlib)."""
+        from ._plot_ranks import plot_rank_intervals
+
+        drawn: Axes = plot_rank_intervals(self, ax)
+        return drawn
 
     def to_frame(self) -> Any:
         """The records as a pandas DataFrame indexed by system (pandas is imported only here)."""
@@ -133,6 +213,28 @@ class RankIntervals:
             lines.append(f"  {r['system']:<{width}}  {r['estimate']:>12.6g}  {r['rank']:>4}  "
                          f"[{r['rank_low']}, {r['rank_high']}]{lead}")
         return "\n".join(lines)
+
+
+def compact_letters(n: int, differ: Sequence[tuple[int, int]], order: Sequence[int]) -> tuple[str, ...]:
+    """Letters for n items such that two share a letter exactly when the pair is not in `differ`
+    (Piepho's insert-and-absorb: every differing pair splits each letter holding both, and a
+    letter whose items another letter holds too is dropped). Letters are named in `order` of
+    their first item; past 26 they are separated by dots."""
+    columns: list[frozenset[int]] = [frozenset(range(n))]
+    for i, j in differ:
+        split: list[frozenset[int]] = []
+        for col in columns:
+            split += [col - {i}, col - {j}] if i in col and j in col else [col]
+        kept: list[frozenset[int]] = []
+        for col in sorted(split, key=len, reverse=True):
+            if not any(col <= other for other in kept):
+                kept.append(col)
+        columns = kept
+    position = {item: k for k, item in enumerate(order)}
+    columns.sort(key=lambda col: (min(position[i] for i in col), -len(col)))
+    labels = mark_labels(len(columns))
+    sep = "." if len(columns) > 26 else ""
+    return tuple(sep.join(lab for lab, col in zip(labels, columns) if i in col) for i in range(n))
 
 
 def unit_matrix(arrays: Sequence[np.ndarray]) -> np.ndarray:

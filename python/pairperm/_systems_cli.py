@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO, Union
@@ -16,9 +17,10 @@ from ._files import FORMATS as FORMATS_IN
 from ._files import read_scores
 from ._inputs import LONG_COLUMNS
 from ._metrics import METRICS
-from ._multipletests import CORRECTIONS
+from ._multipletests import SYSTEMS_CORRECTIONS
 from ._multitask import MultiTaskComparison, TaskPair
 from ._plot import save_figure
+from ._ranking import RankIntervals
 from ._systems import compare_systems
 from ._tables import read_table
 from ._tasks import SCOPES
@@ -42,7 +44,7 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--metric", choices=metrics, default="accuracy")
     add_input_options(p)
     p.add_argument("--baseline", metavar="NAME", help="compare each system against this one only")
-    p.add_argument("--correction", choices=[c for c in CORRECTIONS if c] + ["none"], default="holm")
+    p.add_argument("--correction", choices=[c for c in SYSTEMS_CORRECTIONS if c] + ["none"], default="holm")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided")
     p.add_argument("--format", choices=FORMATS, default="table")
@@ -60,6 +62,9 @@ def add_compare_parser(sub: Any) -> None:
                    help="with --long: correct within each task (default) or over all pairs of all tasks")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="LEVEL",
                    help="level of the intervals of every difference and system (0 for none)")
+    p.add_argument("--ranks", action="store_true",
+                   help="also each system's simultaneous rank interval at --confidence-level (0.95 if 0), whether "
+                        "it could be first, and compact letters (per-item metrics; one task)")
 
 
 def whole_number(least: int) -> Any:
@@ -187,6 +192,15 @@ def format_result(res: Union[SystemsComparison, MultiTaskComparison], fmt: str) 
     return res.to_table() + "\n\n" + res.to_markdown()
 
 
+def format_ranked(res: SystemsComparison, ranks: RankIntervals, fmt: str) -> str:
+    """The comparison's report followed by its rank intervals' (JSON: one object holding both)."""
+    if fmt == "json":
+        return json.dumps({"comparison": res.to_dict(), "ranks": ranks.to_dict()}, indent=2) + "\n"
+    if fmt == "latex":
+        return res.to_latex() + "\n" + ranks.to_latex()
+    return format_result(res, fmt) + "\n" + ranks.to_markdown()
+
+
 def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: Optional[TextIO] = None) -> None:
     out = out or sys.stdout
     if not 0 < args.alpha < 1:
@@ -215,7 +229,15 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
         correction=None if args.correction == "none" else args.correction, alpha=args.alpha, n_jobs=args.jobs,
         **options,
     )
-    out.write(format_result(res, args.format))
+    if getattr(args, "ranks", False):
+        if long or isinstance(res, MultiTaskComparison):
+            raise ValueError("--ranks ranks the systems of one task; a --long table holds several")
+        if args.format == "csv":
+            raise ValueError("--ranks has no CSV form; use --format json, markdown, latex or table")
+        ranks = res.ranks(level or 0.95, rng=args.seed)
+        out.write(format_ranked(res, ranks, args.format))
+    else:
+        out.write(format_result(res, args.format))
     if getattr(args, "plot", None) is not None:
         save_comparison_plot(res, args.plot)
 
