@@ -23,6 +23,7 @@ from ._plot_ranks import plot_rank_intervals
 from ._plot_systems import plot_differences, plot_pvalue_matrix
 from ._ranking import RankIntervals
 from ._ranks import rank_intervals, rank_intervals_from_estimates
+from ._replicability import Replicability, replicability
 from ._report import TaskReport
 from ._resampling import BootstrapIntervals, bootstrap_intervals
 from ._results import (
@@ -52,6 +53,7 @@ __all__ = [
     "PermutationTestResult",
     "PrecisionWarning",
     "RankIntervals",
+    "Replicability",
     "ShiftInterval",
     "SignTestResult",
     "SupportTooLargeError",
@@ -77,6 +79,7 @@ __all__ = [
     "rank_intervals_from_estimates",
     "read_scores",
     "recall_test",
+    "replicability",
     "shift_interval",
     "sign_test",
     "structured_test",

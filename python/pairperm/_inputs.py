@@ -424,28 +424,28 @@ def prepare_task(name: str, scores: Any, metric: Any, names: Any, baseline: Any,
         return PreparedTask.of(name, metric, sys_names, arrays, pairs, groups, items=ids if items is None else items)
 
 
-def task_groups(groups: Any, tasks: list) -> dict:
+def task_groups(groups: Any, tasks: list, func: str = _FUNC) -> dict:
     """{task: unit labels} from `groups`, a mapping over (some of) the tasks."""
     if groups is None:
         return {}
     if not isinstance(groups, Mapping):
-        raise ValueError(f"{_FUNC}: with several tasks, groups must be a mapping {{task: unit labels}}; got "
+        raise ValueError(f"{func}: with several tasks, groups must be a mapping {{task: unit labels}}; got "
                          f"{type(groups).__name__}")
     keys = {str(k): v for k, v in groups.items()}
     extra = [k for k in keys if k not in tasks]
     if extra:
-        raise ValueError(f"{_FUNC}: groups names no task {', '.join(map(repr, extra))}; tasks: "
+        raise ValueError(f"{func}: groups names no task {', '.join(map(repr, extra))}; tasks: "
                          f"{', '.join(map(repr, tasks))}")
     return keys
 
 
-def task_metrics(metric: Any, tasks: list) -> dict:
+def task_metrics(metric: Any, tasks: list, func: str = _FUNC) -> dict:
     if isinstance(metric, Mapping):
         keys = {str(k): v for k, v in metric.items()}
         missing = [t for t in tasks if t not in keys]
         extra = [k for k in keys if k not in tasks]
         if missing or extra:
-            raise ValueError(f"{_FUNC}: metric as a mapping needs one metric per task; "
+            raise ValueError(f"{func}: metric as a mapping needs one metric per task; "
                              + (f"missing for {', '.join(map(repr, missing))}" if missing else "")
                              + ("; " if missing and extra else "")
                              + (f"no task named {', '.join(map(repr, extra))}" if extra else ""))
