@@ -37,7 +37,7 @@ def test_step_down_equals_closed_testing_with_max_t_local_tests(alternative):
     scores = _binary_systems([0.6, 0.63, 0.66, 0.7], 300, rng)
     units = np.stack(list(scores.values()), axis=1).astype(float)
     pairs = np.array(list(itertools.combinations(range(4), 2)), dtype=np.int64)
-    family = pair_draws(units, False, pairs, alternative, 499, np.random.default_rng(5))
+    family = pair_draws(units, None, False, pairs, alternative, 499, np.random.default_rng(5))
     got = westfall_young([family])
     want = _closed_testing(family.stats, family.null(0, 499))
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
@@ -50,7 +50,7 @@ def test_families_over_tasks_take_the_max_over_both():
     for seed, accs in ((1, [0.6, 0.65, 0.7]), (2, [0.5, 0.52, 0.6])):
         units = np.stack(list(_binary_systems(accs, 200, rng).values()), axis=1).astype(float)
         pairs = np.array(list(itertools.combinations(range(3), 2)), dtype=np.int64)
-        fams.append(pair_draws(units, False, pairs, "two-sided", 199, np.random.default_rng(seed)))
+        fams.append(pair_draws(units, None, False, pairs, "two-sided", 199, np.random.default_rng(seed)))
     stats = np.concatenate([f.stats for f in fams])
     null = np.concatenate([f.null(0, 199) for f in fams], axis=1)
     np.testing.assert_allclose(westfall_young(fams), _closed_testing(stats, null), rtol=0, atol=1e-15)
@@ -105,16 +105,14 @@ def test_maxt_reads_back_from_json_and_names_itself_in_reports():
     assert "maxT" in res.to_markdown()
 
 
-def test_maxt_needs_a_per_item_metric_and_says_so_before_running():
+def test_maxt_needs_a_metric_by_name_and_says_so_before_running():
     rng = np.random.default_rng(3)
-    gold = rng.integers(1, 5, 50)
-    tp = [rng.integers(0, gold + 1) for _ in range(3)]
-    counts = np.stack([np.stack([t, rng.integers(0, 3, 50), gold - t], axis=1) for t in tp])
-    with pytest.raises(ValueError, match="correction='maxT' needs a per-item metric"):
-        pairperm.compare_systems(counts, "f1", correction="maxT", progress=False)
-    with pytest.raises(ValueError, match="task 'ner' has metric 'f1'"):
-        pairperm.compare_systems({"ner": {f"s{k}": c for k, c in enumerate(counts)},
-                                  "pos": {f"s{k}": (c[:, 0] > 0).astype(int) for k, c in enumerate(counts)}},
-                                 {"ner": "f1", "pos": "accuracy"}, correction="maxT", progress=False)
+    scores = {f"s{k}": rng.random((60, 2)) for k in range(3)}
+    ratio = lambda s: s[..., 0] / (s[..., 0] + s[..., 1])  # noqa: E731
+    with pytest.raises(ValueError, match="correction='maxT' needs a metric by name"):
+        pairperm.compare_systems(scores, ratio, correction="maxT", progress=False)
+    with pytest.raises(ValueError, match="task 'r' has a callable"):
+        pairperm.compare_systems({"r": scores, "m": {k: v[:, 0] for k, v in scores.items()}}, {"r": ratio, "m": "mean"},
+                                 correction="maxT", progress=False)
     with pytest.raises(ValueError, match="'maxT'"):
         pairperm.compare_systems({"a": [1, 0], "b": [0, 1]}, correction="maxt")

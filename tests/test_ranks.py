@@ -206,7 +206,8 @@ def test_results_pickle_and_read_as_records_and_frames():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"metric": "f1"}, "per-item metric"),
+    ({"metric": "nonsense"}, "metric must be one of"),
+    ({"metric": np.mean}, "metric must be one of"),
     ({"level": 1.5}, "level"),
     ({"method": "bootstrap"}, "method"),
     ({"n_resamples": 0}, "n_resamples"),
@@ -252,12 +253,11 @@ def test_a_comparison_ranks_its_systems_as_rank_intervals_does(grouped):
         pairperm.SystemsComparison.from_json(res.to_json()).ranks()
 
 
-def test_a_comparison_of_a_metric_that_is_not_per_item_has_no_ranks():
+def test_a_comparison_of_a_callable_metric_has_no_ranks():
     rng = np.random.default_rng(3)
-    gold = rng.integers(1, 5, 50)
-    tp = [rng.integers(0, gold + 1) for _ in range(3)]
-    counts = np.stack([np.stack([t, rng.integers(0, 3, 50), gold - t], axis=1) for t in tp])
-    res = pairperm.compare_systems(counts, "f1", confidence_level=None, progress=False)
+    scores = {f"s{k}": rng.random((60, 2)) for k in range(3)}
+    res = pairperm.compare_systems(scores, lambda s: s[..., 0] / (s[..., 0] + s[..., 1]), confidence_level=None,
+                                   progress=False, n_resamples=99, rng=0)
     with pytest.raises(ValueError, match="keeps no scores"):
         res.ranks()
 
@@ -303,3 +303,66 @@ def test_the_plot_draws_a_bar_per_system_and_names_the_leaders():
     sub = fig.subfigures(1, 2)[1].subplots()
     assert pairperm.plot_rank_intervals(r, sub) is sub
     plt.close("all")
+
+
+def _ner_systems(recalls, n, rng, fp_rate=0.3):
+    """(tp, fp, fn) counts per sentence of systems against one gold annotation: equal recalls and
+    false-positive rates make equal systems."""
+    gold = rng.poisson(1.5, n)
+    out = {}
+    for k, rec in enumerate(recalls):
+        tp = rng.binomial(gold, rec)
+        out[f"s{k}"] = np.stack([tp, rng.poisson(fp_rate, n), gold - tp], axis=1).astype(np.int64)
+    return out
+
+
+def test_f1_draws_are_linearised_by_the_ratios_influence_function():
+    # F1 = A / B with A = 2 TP, B = 2 TP + FP + FN: a sentence enters as (a_n - F1 b_n) / B.
+    from pairperm._metrics import METRICS
+    from pairperm._ranking import flat_units, joint_draws, value_of_sums
+
+    rng = np.random.default_rng(31)
+    systems = _ner_systems([0.8, 0.82, 0.9], 400, rng)
+    units = np.stack([v.astype(float) for v in systems.values()], axis=1)
+    j = joint_draws(flat_units(units), value_of_sums("f1", units.shape[2:]), False, "multiplier", 10,
+                    np.random.default_rng(0))
+    a = 2 * units[..., 0]
+    b = 2 * units[..., 0] + units[..., 1] + units[..., 2]
+    f1 = a.sum(axis=0) / b.sum(axis=0)
+    influence = (a - f1 * b) / b.sum(axis=0)
+    np.testing.assert_allclose(j.theta, f1, rtol=1e-14)
+    np.testing.assert_allclose(j.covariance, influence.T @ influence, rtol=1e-6)
+    assert METRICS["f1"].value(units.sum(axis=0)).tolist() == pytest.approx(f1.tolist(), rel=1e-14)
+
+
+@pytest.mark.parametrize("method", ["multiplier", "permutation"])
+def test_f1_rank_intervals_keep_the_familywise_error(method):
+    reps, errors = 150, 0
+    rng = np.random.default_rng(32)
+    recalls = [0.8, 0.8, 0.8, 0.86, 0.9]
+    truth = dict(zip((f"s{k}" for k in range(5)), recalls))
+    for rep in range(reps):
+        r = pairperm.rank_intervals(_ner_systems(recalls, 300, rng), "f1", method=method, n_resamples=199, rng=rep)
+        errors += any(truth[a] <= truth[b] for a, b in r.better)
+    assert errors / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+
+
+def test_ratio_and_corpus_metrics_rank_and_correct_as_the_comparison_does():
+    rng = np.random.default_rng(33)
+    systems = _ner_systems([0.6, 0.75, 0.95], 500, rng)
+    r = pairperm.rank_intervals(systems, "f1", rng=1)
+    sums = [v.sum(axis=0) for v in systems.values()]
+    assert r.rank_low == r.rank_high == (3, 2, 1)
+    assert r.estimates == pytest.approx([2 * tp / (2 * tp + fp + fn) for tp, fp, fn in sums], rel=1e-15)
+    res = pairperm.compare_systems(systems, "f1", correction="maxT", progress=False, rng=1)
+    assert res.ranks(rng=1) == r
+    assert all(row.significant for row in res.rows)
+    for row in res.rows:
+        assert row.ci_low <= row.difference <= row.ci_high and not row.ci_low <= 0 <= row.ci_high
+    # BLEU: statistics of (N, 10) per sentence, the metric recomputed on each permutation.
+    hyp = rng.integers(10, 40, 60)
+    total = np.stack([np.maximum(hyp - k, 0) for k in range(4)], axis=1)
+    bleu = {f"b{q}": np.column_stack([hyp, hyp, *rng.binomial(total, q * np.array([0.6, 0.45, 0.33, 0.24])).T,
+                                      *total.T]) for q in (0.7, 1.0, 1.3)}
+    rb = pairperm.rank_intervals(bleu, "bleu", method="permutation", n_resamples=199, rng=2)
+    assert rb.method == "permutation" and rb.rank == (3, 2, 1) and rb.rank_low[2] == 1

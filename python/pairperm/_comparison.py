@@ -12,7 +12,7 @@ import numpy as np
 from ._formatting import decimals_for, format_value, latex_escape, mark_labels, markdown_escape, short_repr
 from ._metrics import prefers_lower
 from ._multipletests import ADJUSTED_NAMES, CORRECTED_WORDS
-from ._ranking import RankIntervals, unit_matrix, units_rank_intervals
+from ._ranking import RankIntervals, flat_units, unit_matrix, units_rank_intervals, value_of_sums
 from .typing import SeedLike
 
 if TYPE_CHECKING:
@@ -54,8 +54,8 @@ class SystemPair(NamedTuple):
 class SystemsComparison:
     """Result of :func:`compare_systems`.
 
-    For per-item metrics it also keeps each system's scores per unit (not in its JSON), from which
-    :meth:`ranks` draws the rank intervals.
+    For metrics named in the registry it also keeps each system's scores per unit (not in its
+    JSON), from which :meth:`ranks` draws the rank intervals.
 
     Attributes
     ----------
@@ -129,11 +129,12 @@ class SystemsComparison:
         :func:`pairperm.rank_intervals` gives them for the same scores, metric and groups."""
         func = "SystemsComparison.ranks"
         if not self.unit_scores:
-            raise ValueError(f"{func}: this comparison keeps no scores (a metric that is not per item, or read from "
-                             "JSON); call pairperm.rank_intervals on the scores")
-        return units_rank_intervals(self.names, tuple(float(v) for v in self.metric_values),
-                                    unit_matrix(self.unit_scores), prefers_lower(self.metric), level, simultaneous,
-                                    method, n_resamples, rng, func)
+            raise ValueError(f"{func}: this comparison keeps no scores (a callable metric, or read from JSON); call "
+                             "pairperm.rank_intervals on the scores")
+        units = unit_matrix(self.unit_scores)
+        return units_rank_intervals(self.names, tuple(float(v) for v in self.metric_values), flat_units(units),
+                                    prefers_lower(self.metric), level, simultaneous, method, n_resamples, rng, func,
+                                    value_of_sums(self.metric, units.shape[2:]))
 
     def pvalue_matrix(self, adjusted: bool = True) -> np.ndarray:
         """(n, n) matrix of p-values, NaN on the diagonal and for pairs not compared.

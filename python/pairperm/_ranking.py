@@ -32,11 +32,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from ._formatting import latex_escape, mark_labels, markdown_escape
+from ._metrics import metric_named
 from ._sampling import seed_from_rng
 from ._validation import check_method, check_n_resamples, check_probability
 from .typing import SeedLike
@@ -238,7 +239,8 @@ def compact_letters(n: int, differ: Sequence[tuple[int, int]], order: Sequence[i
 
 
 def unit_matrix(arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """The systems' scores per unit as one (units, systems) float64 matrix."""
+    """The systems' scores per unit as one float64 array: (units, systems) for one score per unit,
+    (units, systems, d) for d statistics per unit."""
     return np.stack([np.asarray(a, dtype=np.float64) for a in arrays], axis=1)
 
 
@@ -250,30 +252,106 @@ def check_rank_options(level: Any, simultaneous: Any, n_resamples: Any, func: st
     return check_n_resamples(n_resamples, func)
 
 
-def _draws(oriented: np.ndarray, method: str, k: int, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(covariance of the totals, k null draws of them) by the named method ("auto": permute
-    fewer than 100 units)."""
+# A metric of summed statistics: (..., d) sums -> (...) values, vectorised.
+ValueOfSums = Callable[[np.ndarray], np.ndarray]
+
+
+def value_of_sums(metric: Any, shape: tuple[int, ...]) -> Optional[ValueOfSums]:
+    """The metric of summed statistics as a function of their flattened (..., d) sums, for a
+    registry metric that is not a per-item sum or mean (ratios, corpus metrics); None for those,
+    whose estimates are totals. `shape` is one unit's statistics' shape."""
+    row = metric_named(metric)
+    if row is None or row.per_item:
+        return None
+
+    def value(sums: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.asarray(row.value(sums.reshape(sums.shape[:-1] + shape)), dtype=np.float64)
+        return out
+
+    return value
+
+
+def flat_units(units: np.ndarray) -> np.ndarray:
+    """(U, K, ...) statistics per unit as (U, K, d)."""
+    return units.reshape(units.shape[:2] + (-1,)) if units.ndim > 2 else units
+
+
+class JointDraws(NamedTuple):
+    """The systems' estimates (oriented: larger is better), the covariance that studentises their
+    differences, and null draws of the estimates (rows), by the method named."""
+
+    theta: np.ndarray
+    covariance: np.ndarray
+    draws: np.ndarray
+    method: str
+
+
+def joint_draws(units: np.ndarray, value: Optional[ValueOfSums], lower: bool, method: str, k: int,
+                gen: np.random.Generator) -> JointDraws:
+    """Null draws of K systems' estimates from their scores per unit. `units` (U, K): the
+    estimates are the totals. `units` (U, K, d) with `value`: the estimates are the metric of the
+    summed statistics, each unit entering through its linearisation (the metric's gradient at
+    the sums, by central differences, times the unit's centred statistics): the multiplier
+    draws are normal with that covariance, and the permutation draws recompute the metric of the
+    permuted sums. "auto" permutes fewer than 100 units."""
     if method == "auto":
-        method = "permutation" if len(oriented) < _PERMUTATION_MAX_UNITS else "multiplier"
-    centred = oriented - oriented.mean(axis=0)
-    covariance = centred.T @ centred
-    draws = _permutation_draws(oriented, k, gen) if method == "permutation" else _normal_draws(covariance, k, gen)
-    return covariance, draws
+        method = "permutation" if len(units) < _PERMUTATION_MAX_UNITS else "multiplier"
+    sign = -1.0 if lower else 1.0
+    if value is None:
+        oriented = sign * units
+        centred = oriented - oriented.mean(axis=0)
+        covariance = centred.T @ centred
+        theta = oriented.sum(axis=0)
+        if method == "permutation":
+            draws = _permutation_draws(oriented, k, gen)
+        else:
+            draws = _normal_draws(covariance, k, gen)
+        return JointDraws(theta, covariance, draws, method)
+    sums = units.sum(axis=0)                                  # (K, d)
+    theta = sign * value(sums)
+    influence = sign * np.einsum("ukd,kd->uk", units - sums / len(units), _gradient(value, sums))
+    covariance = influence.T @ influence
+    if method == "permutation":
+        draws = sign * _permuted_values(units, value, k, gen)
+    else:
+        draws = _normal_draws(covariance, k, gen)
+    return JointDraws(theta, covariance, draws, method)
+
+
+def _gradient(value: ValueOfSums, sums: np.ndarray) -> np.ndarray:
+    """d value / d sums at each system's sums (K, d), by central differences (steps of 1e-6 of
+    each sum, at least 1e-6)."""
+    d = sums.shape[1]
+    step = 1e-6 * np.maximum(1.0, np.abs(sums))               # (K, d)
+    shift = np.eye(d)[None, :, :] * step[:, :, None]          # (K, d, d): row i moves sum i
+    up = value(sums[:, None, :] + shift)
+    down = value(sums[:, None, :] - shift)
+    out: np.ndarray = (up - down) / (2 * step)
+    return out
+
+
+def _permuted_values(units: np.ndarray, value: ValueOfSums, k: int, gen: np.random.Generator) -> np.ndarray:
+    """k draws of the K systems' metric with each unit's K statistic vectors permuted jointly."""
+    n_units, n_systems = units.shape[:2]
+    out = np.empty((k, n_systems))
+    rows = np.arange(n_units)[:, None]
+    positions = np.broadcast_to(np.arange(n_systems), (n_units, n_systems))
+    for b in range(k):
+        out[b] = value(units[rows, gen.permuted(positions, axis=1)].sum(axis=0))
+    return out
 
 
 def units_rank_intervals(names: Sequence[str], estimates: tuple[float, ...], units: np.ndarray, lower: bool,
                          level: float, simultaneous: bool, method: str, n_resamples: int, rng: SeedLike,
-                         func: str) -> RankIntervals:
-    """Rank intervals of K systems from their scores per unit, `units` (U, K): the sums per unit
-    are ranked (the same ranks as means over the same units)."""
+                         func: str, value: Optional[ValueOfSums] = None) -> RankIntervals:
+    """Rank intervals of K systems from their scores per unit (see :func:`joint_draws`): per-unit
+    sums are ranked by their totals (the same ranks as means over the same units), summed
+    statistics by `value`."""
     check_method(method, RANK_METHODS, func)
     k = check_rank_options(level, simultaneous, n_resamples, func)
-    oriented = -units if lower else units
-    if method == "auto":
-        method = "permutation" if len(units) < _PERMUTATION_MAX_UNITS else "multiplier"
-    covariance, draws = _draws(oriented, method, k, np.random.default_rng(seed_from_rng(rng, func)))
-    return _intervals(names, estimates, oriented.sum(axis=0), covariance, draws, float(level), bool(simultaneous),
-                      method, lower)
+    j = joint_draws(units, value, lower, method, k, np.random.default_rng(seed_from_rng(rng, func)))
+    return _intervals(names, estimates, j.theta, j.covariance, j.draws, float(level), bool(simultaneous), j.method,
+                      lower)
 
 
 def estimates_rank_intervals(names: Sequence[str], estimates: np.ndarray, covariance: np.ndarray, lower: bool,
@@ -400,19 +478,18 @@ class PairDraws(NamedTuple):
         return out
 
 
-def pair_draws(units: np.ndarray, lower: bool, pairs: np.ndarray, alternative: str, n_draws: int,
-               gen: np.random.Generator) -> PairDraws:
-    """The pairs of one task's (units, systems) scores with n_draws joint null draws ("auto":
-    permuted within fewer than 100 units, else multipliers)."""
-    oriented = -units if lower else units
-    covariance, draws = _draws(oriented, "auto", n_draws, gen)
+def pair_draws(units: np.ndarray, value: Optional[ValueOfSums], lower: bool, pairs: np.ndarray, alternative: str,
+               n_draws: int, gen: np.random.Generator) -> PairDraws:
+    """The pairs of one task's scores per unit with n_draws joint null draws (:func:`joint_draws`,
+    "auto": permuted within fewer than 100 units, else multipliers)."""
+    j = joint_draws(units, value, lower, "auto", n_draws, gen)
+    covariance, draws = j.covariance, j.draws
     rows, cols = pairs[:, 0], pairs[:, 1]
     variances = np.diag(covariance)
     sd = np.sqrt(np.clip(variances[rows] + variances[cols] - 2 * covariance[rows, cols], 0.0, None))
     sd = np.where(sd > 1e-12 * max(1.0, float(np.sqrt(np.max(np.abs(variances))))), sd, 0.0)
     side = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
-    totals = oriented.sum(axis=0)
-    t = (totals[rows] - totals[cols]) / np.where(sd > 0, sd, 1.0)
+    t = (j.theta[rows] - j.theta[cols]) / np.where(sd > 0, sd, 1.0)
     stats = np.where(sd > 0, np.abs(t) if side == 0 else side * t, -np.inf)
     return PairDraws(stats, rows, cols, sd, draws, side)
 

@@ -34,8 +34,15 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ._inputs import PreparedTask, read_systems
-from ._metrics import is_per_item, prefers_lower
-from ._ranking import RankIntervals, estimates_rank_intervals, unit_matrix, units_rank_intervals
+from ._metrics import METRICS, metric_named, prefers_lower
+from ._ranking import (
+    RankIntervals,
+    estimates_rank_intervals,
+    flat_units,
+    unit_matrix,
+    units_rank_intervals,
+    value_of_sums,
+)
 from .typing import SeedLike
 
 __all__ = ["rank_intervals", "rank_intervals_from_estimates"]
@@ -51,7 +58,10 @@ def rank_intervals(scores: Any, metric: str = "accuracy", *, level: float = 0.95
     scores : mapping, pandas DataFrame or array
         One task's systems as :func:`pairperm.compare_systems` takes them.
     metric : str
-        A per-item metric (a sum or mean of per-item scores: "accuracy", "sum", "mean", ...).
+        A metric by name, as :func:`pairperm.compare` takes it. Sums and means of per-item scores
+        are ranked by their totals; ratios (F1, precision, recall) and corpus metrics (BLEU,
+        chrF, macro-F1) by the metric of the summed statistics, linearised for the multiplier
+        draws and recomputed on each permutation.
     level : float
         Coverage of the intervals (default 0.95).
     simultaneous : bool
@@ -88,13 +98,14 @@ def rank_intervals(scores: Any, metric: str = "accuracy", *, level: float = 0.95
     ('C',)
     """
     func = "rank_intervals"
-    if callable(metric) or not is_per_item(metric):
-        raise ValueError(f"{func}: metric must be a per-item metric (a sum or mean of per-item scores, such as "
-                         f"'accuracy', 'sum' or 'mean'); got {metric!r}")
+    if callable(metric) or metric_named(metric) is None:
+        raise ValueError(f"{func}: metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}")
     sys_names, arrays, items = read_systems(scores, metric, names, id_column, func)
     task = PreparedTask.of("", metric, sys_names, arrays, np.zeros((0, 2), dtype=np.int64), groups, func, items)
-    return units_rank_intervals(sys_names, tuple(float(v) for v in task.values), unit_matrix(task.arrays),
-                                prefers_lower(metric), level, simultaneous, method, n_resamples, rng, func)
+    units = unit_matrix(task.arrays)
+    return units_rank_intervals(sys_names, tuple(float(v) for v in task.values), flat_units(units),
+                                prefers_lower(metric), level, simultaneous, method, n_resamples, rng, func,
+                                value_of_sums(metric, units.shape[2:]))
 
 
 def rank_intervals_from_estimates(estimates: Any, covariance: Any, *, names: Optional[Sequence[str]] = None,

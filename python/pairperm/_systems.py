@@ -21,7 +21,6 @@ import numpy.typing as npt
 from . import _tasks
 from ._comparison import SystemPair, SystemsComparison
 from ._inputs import PreparedTask, check_single_task_options, is_several_tasks, pair_indices, read_task_systems
-from ._metrics import is_per_item
 from ._multipletests import multipletests
 from ._pairs import run_pairs
 from ._version import __version__
@@ -139,13 +138,14 @@ def compare_systems(scores: Any, metric: Union[_Metric, Mapping[str, _Metric]] =
     alternative : {"two-sided", "greater", "less"}
         Per pair, as in ``compare(system_a, system_b)`` ("greater": A is better).
     correction : {"holm", "bonferroni", "fdr_bh", "fdr_by", "maxT", None}
-        Multiple-testing adjustment over the pairs compared. ``"maxT"`` (per-item metrics) is the
-        Westfall-Young step-down over joint null draws of all systems' totals (the systems'
+        Multiple-testing adjustment over the pairs compared. ``"maxT"`` (metrics by name) is the
+        Westfall-Young step-down over joint null draws of all systems' estimates (the systems'
         scores of each item permuted jointly below 100 items or units, Gaussian multipliers
-        above; ``n_resamples`` draws, default 9,999): strong familywise control that uses the
-        dependence between pairs sharing a system, more power than Holm; an adjusted p-value is
-        never below the pair's own. Its rows' intervals are then simultaneous (single-step max-t,
-        at ``confidence_level``): an interval at level ``1 - alpha`` that excludes 0 is always
+        above, through the linearised metric for ratios and corpus metrics; ``n_resamples``
+        draws, default 9,999): strong familywise control that uses the dependence between pairs
+        sharing a system, more power than Holm; an adjusted p-value is never below the pair's
+        own. Its rows' intervals are then simultaneous (single-step max-t, at
+        ``confidence_level``): an interval at level ``1 - alpha`` that excludes 0 is always
         marked, and the step-down may mark more.
     alpha : float
         A pair is ``significant`` when its adjusted p-value is <= alpha.
@@ -275,7 +275,7 @@ def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any,
         baseline=None if baseline is None else str(baseline),
         confidence_level=level,
         system_intervals=system_ci,
-        unit_scores=tuple(task.arrays) if not callable(metric) and is_per_item(metric) else (),
+        unit_scores=() if callable(metric) else tuple(task.arrays),
         provenance={"pairperm_version": __version__, "n_items": task.n_items, "n_units": task.n_units,
                     "method": str(options.get("method", "auto")), "n_resamples": options.get("n_resamples"),
                     "seed": root, "bootstrap_resamples": n_boot if level is not None else None,

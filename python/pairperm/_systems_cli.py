@@ -64,7 +64,7 @@ def add_compare_parser(sub: Any) -> None:
                    help="level of the intervals of every difference and system (0 for none)")
     p.add_argument("--ranks", action="store_true",
                    help="also each system's simultaneous rank interval at --confidence-level (0.95 if 0), whether "
-                        "it could be first, and compact letters (per-item metrics; one task)")
+                        "it could be first, and compact letters (one task)")
 
 
 def whole_number(least: int) -> Any:

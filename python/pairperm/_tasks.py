@@ -25,7 +25,15 @@ from ._metrics import METRICS, is_per_item, is_summed, prefers_lower
 from ._multipletests import multipletests
 from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._pairs import run_pairs
-from ._ranking import PairDraws, pair_draws, simultaneous_half_widths, unit_matrix, westfall_young
+from ._ranking import (
+    PairDraws,
+    flat_units,
+    pair_draws,
+    simultaneous_half_widths,
+    unit_matrix,
+    value_of_sums,
+    westfall_young,
+)
 from ._resampling import bootstrap_intervals, bootstrap_mean_intervals
 from ._sampling import child_seed, seed_root
 from ._scheduling import Progress
@@ -215,18 +223,20 @@ MAXT_DRAWS = 9_999
 
 
 def check_maxt(task: PreparedTask) -> None:
-    """correction="maxT" resamples the systems' totals: per-item metrics only (before any pair runs)."""
-    if callable(task.metric) or not is_per_item(task.metric):
-        where = f"task {task.name!r} has metric" if task.name else "got"
-        raise ValueError(f"{_FUNC}: correction='maxT' needs a per-item metric (a sum or mean of per-item scores); "
-                         f"{where} {task.metric!r}")
+    """correction="maxT" draws the systems' estimates from their statistics per unit: a metric of
+    the registry, not a callable (checked before any pair runs)."""
+    if callable(task.metric):
+        where = f"task {task.name!r} has" if task.name else "got"
+        raise ValueError(f"{_FUNC}: correction='maxT' needs a metric by name (its statistics are resampled); "
+                         f"{where} a callable")
 
 
 def maxt_draws(task: PreparedTask, pairs: np.ndarray, alternative: str, n_draws: int, seed: int) -> PairDraws:
-    """The task's `pairs` with joint null draws of its systems' totals, for correction="maxT"."""
+    """The task's `pairs` with joint null draws of its systems' estimates, for correction="maxT"."""
     check_maxt(task)
-    return pair_draws(unit_matrix(task.arrays), prefers_lower(task.metric), pairs, alternative, n_draws,
-                      np.random.default_rng(seed))
+    units = unit_matrix(task.arrays)
+    return pair_draws(flat_units(units), value_of_sums(task.metric, units.shape[2:]), prefers_lower(task.metric),
+                      pairs, alternative, n_draws, np.random.default_rng(seed))
 
 
 def maxt_corrected(tasks: list, families: list, pvalues: np.ndarray, alternative: str,
@@ -240,7 +250,8 @@ def maxt_corrected(tasks: list, families: list, pvalues: np.ndarray, alternative
     half = simultaneous_half_widths(families, level)
     out, at = [], 0
     for task, family in zip(tasks, families):
-        scale = 1.0 if is_summed(task.metric) else float(task.n_items)
+        # Totals per unit: a mean divides by the items; ratios and corpus metrics are drawn as values.
+        scale = float(task.n_items) if is_per_item(task.metric) and not is_summed(task.metric) else 1.0
         values = np.asarray(task.values, dtype=np.float64)
         diff = values[family.rows] - values[family.cols]
         h = half[at:at + len(diff)] / scale
