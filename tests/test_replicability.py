@@ -70,7 +70,7 @@ def test_a_task_that_cannot_reach_alpha_drops_out():
 
 def test_fisher_partial_conjunction_is_the_running_max_of_scipys_combination():
     p = np.array([0.3, 0.3, 0.3, 0.3])  # raw Fisher p-values fall at u = 4: the running max holds them
-    raw = [scipy.stats.combine_pvalues(np.sort(p)[u:], method="fisher").pvalue for u in range(4)]
+    raw = [scipy.stats.combine_pvalues(np.sort(p)[u:], method="fisher")[1] for u in range(4)]
     assert raw[3] < raw[2]
     got = _partial_conjunction(np.log(p), "fisher")
     np.testing.assert_allclose(got, np.maximum.accumulate(raw), rtol=1e-12)
