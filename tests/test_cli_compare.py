@@ -241,10 +241,31 @@ def test_ranks_follow_the_report_as_the_api_gives_them(tmp_path, systems, capsys
     assert code == 0 and out.endswith(res.ranks(rng=3).to_markdown())
 
 
-def test_ranks_refuse_csv_and_several_tasks(tmp_path, systems, capsys):
+def test_ranks_refuse_csv(tmp_path, systems, capsys):
     paths = one_per_line(tmp_path, systems)
     code, _, err = run(["compare", *paths, "--ranks", "--format", "csv"], capsys)
     assert code == 2 and "--ranks has no CSV form" in err
+
+
+def test_ranks_of_each_task_of_a_long_table(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    tasks = {t: {s: (rng.random(n) < p).astype(int) for s, p in (("a", 0.5), ("b", 0.7), ("c", 0.9))}
+             for t, n in (("qa", 120), ("mc", 90))}
+    rows = [{"task": t, "item": i, "system": s, "score": int(v)}
+            for t, systems in tasks.items() for s, arr in systems.items() for i, v in enumerate(arr)]
+    path = tmp_path / "scores.tsv"
+    pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+    code, out, _ = run(["compare", str(path), "--long", "--ranks", "--seed", "2", "--format", "json"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    res = pairperm.compare_systems(tasks, rng=2)
+    for t in tasks:
+        want = pairperm.rank_intervals(tasks[t], rng=2)
+        assert res.task(t).ranks(rng=2) == want
+        assert pairperm.RankIntervals.from_dict(doc["ranks"][t]) == want
+    code, out, _ = run(["compare", str(path), "--long", "--ranks", "--seed", "2", "--format", "markdown"], capsys)
+    assert code == 0 and "Task qa:" in out and out.endswith(pairperm.rank_intervals(tasks["mc"], rng=2).to_markdown())
 
 
 def test_maxt_from_the_command_line(tmp_path, systems, capsys):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Union
 
 from ._comparison import (
@@ -153,6 +153,9 @@ class MultiTaskComparison:
     bootstrap_resamples: int = BOOTSTRAP_RESAMPLES
     version: str = __version__
     complete: bool = True
+    # Each task's systems' scores per unit (metrics by name): what task(name).ranks() resamples;
+    # not in the JSON.
+    unit_scores: Mapping = field(default_factory=dict, compare=False)
 
     # ---- views
 
@@ -177,6 +180,7 @@ class MultiTaskComparison:
             names=summary.systems, metric=summary.metric, metric_values=summary.metric_values, rows=rows,
             alternative=self.alternative, correction=self.correction, alpha=self.alpha, baseline=self.baseline,
             confidence_level=self.confidence_level, system_intervals=summary.system_intervals,
+            unit_scores=tuple(self.unit_scores.get(name, ())),
         )
 
     def to_frame(self) -> Any:

@@ -64,7 +64,7 @@ def add_compare_parser(sub: Any) -> None:
                    help="level of the intervals of every difference and system (0 for none)")
     p.add_argument("--ranks", action="store_true",
                    help="also each system's simultaneous rank interval at --confidence-level (0.95 if 0), whether "
-                        "it could be first, and compact letters (one task)")
+                        "it could be first, and compact letters (with --long: each task's)")
 
 
 def whole_number(least: int) -> Any:
@@ -192,13 +192,18 @@ def format_result(res: Union[SystemsComparison, MultiTaskComparison], fmt: str) 
     return res.to_table() + "\n\n" + res.to_markdown()
 
 
-def format_ranked(res: SystemsComparison, ranks: RankIntervals, fmt: str) -> str:
-    """The comparison's report followed by its rank intervals' (JSON: one object holding both)."""
+def format_ranked(res: Union[SystemsComparison, MultiTaskComparison], ranks: dict[str, RankIntervals],
+                  fmt: str) -> str:
+    """The comparison's report followed by each task's rank intervals (one task: keyed ""; JSON:
+    one object holding both, the ranks of one task as one object, of several by task)."""
     if fmt == "json":
-        return json.dumps({"comparison": res.to_dict(), "ranks": ranks.to_dict()}, indent=2) + "\n"
-    if fmt == "latex":
-        return res.to_latex() + "\n" + ranks.to_latex()
-    return format_result(res, fmt) + "\n" + ranks.to_markdown()
+        by_task = {t: r.to_dict() for t, r in ranks.items()}
+        return json.dumps({"comparison": res.to_dict(), "ranks": by_task.get("", by_task)}, indent=2) + "\n"
+    parts = [res.to_latex() if fmt == "latex" else format_result(res, fmt)]
+    for task, r in ranks.items():
+        head = f"Task {task}:\n\n" if task and fmt != "latex" else (f"% task {task}\n" if task else "")
+        parts.append(head + (r.to_latex() if fmt == "latex" else r.to_markdown()))
+    return "\n".join(parts)
 
 
 def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: Optional[TextIO] = None) -> None:
@@ -230,11 +235,10 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
         **options,
     )
     if getattr(args, "ranks", False):
-        if long or isinstance(res, MultiTaskComparison):
-            raise ValueError("--ranks ranks the systems of one task; a --long table holds several")
         if args.format == "csv":
             raise ValueError("--ranks has no CSV form; use --format json, markdown, latex or table")
-        ranks = res.ranks(level or 0.95, rng=args.seed)
+        tasks = res.task_names if isinstance(res, MultiTaskComparison) else ("",)
+        ranks = {t: (res.task(t) if t else res).ranks(level or 0.95, rng=args.seed) for t in tasks}
         out.write(format_ranked(res, ranks, args.format))
     else:
         out.write(format_result(res, args.format))

@@ -445,6 +445,7 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
         correction_scope=correction_scope, alpha=float(alpha), baseline=None if baseline is None else str(baseline),
         confidence_level=level, method=str(options.get("method", "auto")), n_resamples=options.get("n_resamples"),
         seed=root, bootstrap_resamples=int(bootstrap_resamples), complete=complete,
+        unit_scores={t.name: tuple(t.arrays) for t in prepared if not callable(t.metric)},
     )
 
 
