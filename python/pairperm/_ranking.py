@@ -1,4 +1,4 @@
-"""Simultaneous inference over pairs of systems from joint null draws of their totals: rank
+"""Simultaneous inference over pairs of systems from joint null draws of their estimates: rank
 intervals (the places each system could hold on a leaderboard), and the Westfall-Young maxT
 adjusted p-values and simultaneous intervals of compared pairs.
 
@@ -14,7 +14,9 @@ every system's true rank lies in its interval at once (``simultaneous=True``); `
 the procedure over the pairs of each system alone, for an interval that covers that system's
 rank by itself.
 
-The null draws of the K systems' totals keep their dependence through the shared items:
+The null draws of the K systems' estimates (totals of per-unit scores, or a metric of summed
+statistics through its linearisation, or recomputed on each permutation) keep their dependence
+through the shared items:
 
 - "permutation": the K systems' scores of each unit (item, or group of items) permuted jointly,
   the identity counted among the draws (Hemerik and Goeman 2018), so that under exchangeable

@@ -1,31 +1,5 @@
-"""Rank intervals of systems, from their scores or from published estimates: the public calls.
-
-The places each system could hold on a leaderboard, with simultaneous coverage.
-
-A system's rank is one plus the number of systems better than it (1 is the best). System i is
-*surely better* than j when the test of "i is no better than j" rejects; its rank interval then
-runs from one plus the systems surely better than it to K minus the systems it is surely better
-than. The tests of all K (K - 1) ordered pairs are run together by a step-down max-t procedure
-(Romano and Wolf 2005; for ranks, Mogstad, Romano, Shaikh and Wilhelm, "Inference for Ranks",
-ReStud 2023): a pair is rejected when its studentised difference is beyond the (1 - level)
-quantile of the largest studentised null difference over the pairs not yet rejected, repeated
-while it rejects more. With probability at least `level` no pair is wrongly rejected, and then
-every system's true rank lies in its interval at once (``simultaneous=True``); ``False`` runs
-the procedure over the pairs of each system alone, for an interval that covers that system's
-rank by itself.
-
-The null draws of the K systems' totals keep their dependence through the shared items:
-
-- "permutation": the K systems' scores of each unit (item, or group of items) permuted jointly,
-  the identity counted among the draws (Hemerik and Goeman 2018), so that under exchangeable
-  systems the familywise error is at most 1 - level for any number of draws; when some systems
-  differ, each draw still mixes all of them, which makes it conservative;
-- "multiplier": each unit's centred scores times one standard normal draw per unit (the
-  Gaussian multiplier bootstrap of Chernozhukov, Chetverikov and Kato 2013), whose draws are
-  normal with the units' covariance, drawn through its K x K square root;
-- from published estimates and their covariance (``rank_intervals_from_estimates``), normal
-  draws with that covariance, as csranks takes them.
-"""
+"""Rank intervals of systems, from their scores or from published estimates: the public calls,
+which read and check their input; the step-down and its null draws are in _ranking."""
 
 from __future__ import annotations
 
