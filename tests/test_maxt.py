@@ -116,3 +116,34 @@ def test_maxt_needs_a_metric_by_name_and_says_so_before_running():
                                  correction="maxT", progress=False)
     with pytest.raises(ValueError, match="'maxT'"):
         pairperm.compare_systems({"a": [1, 0], "b": [0, 1]}, correction="maxt")
+
+
+def test_f1_rows_carry_the_simultaneous_intervals_not_the_bootstraps():
+    from test_ranks import _ner_systems
+
+    rng = np.random.default_rng(27)
+    systems = _ner_systems([0.7, 0.74, 0.78, 0.8], 400, rng)
+    res = pairperm.compare_systems(systems, "f1", correction="maxT", progress=False, rng=5)
+    holm = pairperm.compare_systems(systems, "f1", progress=False, rng=5)
+    assert all((a.ci_low, a.ci_high) != (b.ci_low, b.ci_high) for a, b in zip(res.rows, holm.rows))
+    for r in res.rows:
+        if not r.ci_low <= 0 <= r.ci_high:
+            assert r.significant
+
+
+def test_an_interrupted_run_keeps_its_partial_result():
+    rng = np.random.default_rng(28)
+    tasks = {t: _binary_systems([0.6, 0.7, 0.8], 200, rng) for t in ("a", "b")}
+    seen = []
+
+    def stop_in_the_second_task(done, total):
+        seen.append(done)
+        if done > 3:
+            raise KeyboardInterrupt
+
+    # The first task's three pairs finish and the second's do not: its family is empty.
+    with pytest.raises(KeyboardInterrupt) as info:
+        pairperm.compare_systems(tasks, correction="maxT", progress=stop_in_the_second_task, n_jobs=1, rng=1)
+    partial = info.value.partial_result
+    assert not partial.complete and {r.task for r in partial.rows} == {"a"}
+    assert all(r.pvalue_adjusted >= 0 for r in partial.rows)

@@ -366,3 +366,67 @@ def test_ratio_and_corpus_metrics_rank_and_correct_as_the_comparison_does():
                                       *total.T]) for q in (0.7, 1.0, 1.3)}
     rb = pairperm.rank_intervals(bleu, "bleu", method="permutation", n_resamples=199, rng=2)
     assert rb.method == "permutation" and rb.rank == (3, 2, 1) and rb.rank_low[2] == 1
+
+
+def test_the_joint_permutation_is_exact_for_heavy_tailed_scores_on_few_units():
+    # Exchangeable systems (each unit's scores in random order), Cauchy scores, 12 units: any
+    # rejection happens exactly when the observed largest statistic is among the top 4 of 20
+    # (19 draws and the identity), probability 0.2 - whatever the scores' spread.
+    rng = np.random.default_rng(41)
+    reps, rejections = 600, 0
+    for rep in range(reps):
+        units = rng.standard_cauchy((12, 4))
+        scores = {f"s{k}": units[:, k] for k in range(4)}
+        r = pairperm.rank_intervals(scores, "mean", method="permutation", level=0.8, n_resamples=19, rng=rep)
+        rejections += bool(r.better)
+    assert abs(rejections / reps - 0.2) <= 3 * math.sqrt(0.2 * 0.8 / reps)
+
+
+def _own_family_bounds(theta, cov, i, alpha=0.05, n_draws=200_000, seed=7):
+    """System i's marginal rank bounds by the definition: the step-down over i's own pairs only."""
+    k = len(theta)
+    z = np.random.default_rng(seed).multivariate_normal(np.zeros(k), cov, size=n_draws, method="cholesky")
+    sd = {(a, b): math.sqrt(cov[a][a] + cov[b][b] - 2 * cov[a][b]) for a in range(k) for b in range(k) if a != b}
+    open_pairs = {p for p in sd if i in p}
+    rejected = set()
+    while open_pairs:
+        c = float(np.quantile(np.max([(z[:, a] - z[:, b]) / sd[a, b] for a, b in sorted(open_pairs)], axis=0),
+                              1 - alpha))
+        new = {p for p in open_pairs if (theta[p[0]] - theta[p[1]]) / sd[p] > c}
+        if not new:
+            break
+        rejected |= new
+        open_pairs -= new
+    return 1 + sum((j, i) in rejected for j in range(k)), k - sum((i, j) in rejected for j in range(k))
+
+
+def test_marginal_bounds_come_from_each_systems_own_pairs():
+    # B's family rejects (A, B) while A's does not: A's interval must not borrow that rejection.
+    theta = np.array([0.0, -3.5, 1.0, 1.0, 1.0, 1.0, 1.0])
+    cov = np.eye(7)
+    r = pairperm.rank_intervals_from_estimates(theta, cov, simultaneous=False, n_resamples=40_000, rng=1)
+    for i in range(7):
+        assert (r.rank_low[i], r.rank_high[i]) == _own_family_bounds(theta, cov, i)
+    assert (r.rank_low[0], r.rank_high[0]) == (1, 7)
+
+
+def test_a_constant_difference_is_surely_ordered_and_units_do_not_matter():
+    rng = np.random.default_rng(42)
+    b = rng.integers(0, 5, 300)
+    r = pairperm.rank_intervals({"a": b + 1, "b": b, "c": rng.integers(0, 5, 300)}, "sum", rng=0)
+    assert ("a", "b") in r.better
+    res = pairperm.compare_systems({"a": b + 1, "b": b}, "sum", correction="maxT", progress=False, rng=0)
+    assert res.rows[0].significant and res.rows[0].ci_low == res.rows[0].ci_high == 300
+    # The same separated systems in units of 1e-14: a relative threshold, not an absolute one.
+    theta = np.array([0.0, 1e-10, 2e-10])
+    tiny = pairperm.rank_intervals_from_estimates(theta, [1e-26] * 3, rng=0)
+    plain = pairperm.rank_intervals_from_estimates(theta * 1e14, [1e2] * 3, rng=0)
+    assert tiny.rank_low == plain.rank_low == (3, 2, 1) and tiny.rank_high == plain.rank_high
+
+
+def test_too_few_draws_to_reject_are_refused():
+    scores = {"a": [1, 0, 1, 1, 0, 1], "b": [0, 0, 1, 0, 0, 1]}
+    with pytest.raises(ValueError, match="10 draws can reject nothing at level 0.95; n_resamples must be at least 19"):
+        pairperm.rank_intervals(scores, n_resamples=10)
+    with pytest.raises(ValueError, match="can reject nothing at alpha 0.05"):
+        pairperm.compare_systems(scores, correction="maxT", n_resamples=10, progress=False)

@@ -116,3 +116,15 @@ def test_bad_arguments():
         pairperm.replicability(tasks, "A", "B", combination="stouffer")
     with pytest.raises(ValueError, match="mapping"):
         pairperm.replicability([1, 2], "A", "B")
+
+
+@pytest.mark.parametrize("seed,gap", [(0, 0.012), (2, 0.0125), (3, 0.014)])
+def test_one_tasks_adjusted_p_value_is_its_own_deep_in_the_tail(seed, gap):
+    # One task: the step-down's adjusted p-value is F(p) = p for an exact test. Deep p-values
+    # (1e-9 to 1e-13 at N = 10^5) sit where the null distribution's tail sums are round-off.
+    rng = np.random.default_rng(seed)
+    a = (rng.random(100_000) < 0.7 + gap).astype(int)
+    b = (rng.random(100_000) < 0.7).astype(int)
+    r = pairperm.replicability({"t": {"A": a, "B": b}}, "A", "B")
+    assert 1e-14 < r.pvalues[0] < 1e-8
+    assert r.adjusted[0] == pytest.approx(r.pvalues[0], rel=1e-9)

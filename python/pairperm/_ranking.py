@@ -19,9 +19,11 @@ statistics through its linearisation, or recomputed on each permutation) keep th
 through the shared items:
 
 - "permutation": the K systems' scores of each unit (item, or group of items) permuted jointly,
-  the identity counted among the draws (Hemerik and Goeman 2018), so that under exchangeable
-  systems the familywise error is at most 1 - level for any number of draws; when some systems
-  differ, each draw still mixes all of them, which makes it conservative;
+  every pair studentised by one spread that no such permutation changes, and the identity
+  counted among the draws (Hemerik and Goeman 2018): when the systems are exchangeable the
+  familywise error is at most 1 - level for any number of draws and any scores. When some
+  systems differ, each draw still mixes all of them: in the simulations of the tests that made
+  it conservative, but only the complete null is guaranteed;
 - "multiplier": each unit's centred scores times one standard normal draw per unit (the
   Gaussian multiplier bootstrap of Chernozhukov, Chetverikov and Kato 2013), whose draws are
   normal with the units' covariance, drawn through its K x K square root;
@@ -251,7 +253,25 @@ def check_rank_options(level: Any, simultaneous: Any, n_resamples: Any, func: st
     check_probability(level, "level", func)
     if not isinstance(simultaneous, (bool, np.bool_)):
         raise ValueError(f"{func}: simultaneous must be True or False; got {simultaneous!r}")
-    return check_n_resamples(n_resamples, func)
+    k = check_n_resamples(n_resamples, func)
+    check_draws_reach(k, 1.0 - float(level), "level", func)
+    return k
+
+
+def check_draws_reach(k: int, alpha: float, what: str, func: str) -> None:
+    """k null draws can reject at alpha only if (1 + 0) / (k + 1) <= alpha: refuse fewer, which
+    would reject nothing (every interval [1, K], every adjusted p-value above alpha)."""
+    if _allowed_reaching(alpha, k) < 0:
+        shown = 1 - alpha if what == "level" else alpha
+        raise ValueError(f"{func}: {k} draws can reject nothing at {what} {shown:g}; n_resamples must be at least "
+                         f"{math.ceil(1 / alpha - 1e-9) - 1}")
+
+
+def _allowed_reaching(alpha: float, k: int) -> int:
+    """How many of k draws may reach a statistic that is rejected at alpha: p = (1 + that many)
+    / (k + 1) <= alpha. The relative slack keeps a p-value equal to alpha (1 - 0.9 is
+    0.09999999999999998 in float64) a rejection."""
+    return math.floor(alpha * (k + 1) * (1 + 1e-12)) - 1
 
 
 # A metric of summed statistics: (..., d) sums -> (...) values, vectorised.
@@ -301,23 +321,35 @@ def joint_draws(units: np.ndarray, value: Optional[ValueOfSums], lower: bool, me
     sign = -1.0 if lower else 1.0
     if value is None:
         oriented = sign * units
-        centred = oriented - oriented.mean(axis=0)
-        covariance = centred.T @ centred
         theta = oriented.sum(axis=0)
         if method == "permutation":
-            draws = _permutation_draws(oriented, k, gen)
-        else:
-            draws = _normal_draws(covariance, k, gen)
-        return JointDraws(theta, covariance, draws, method)
+            return JointDraws(theta, _permutation_scale(oriented), _permutation_draws(oriented, k, gen), method)
+        centred = oriented - oriented.mean(axis=0)
+        covariance = centred.T @ centred
+        return JointDraws(theta, covariance, _normal_draws(covariance, k, gen), method)
     sums = units.sum(axis=0)                                  # (K, d)
     theta = sign * value(sums)
+    if method == "permutation":
+        # Linearised at the systems' mean sums, which no within-unit permutation changes.
+        pooled = np.einsum("ukd,d->uk", units, _gradient(value, sums.mean(axis=0)[None])[0])
+        return JointDraws(theta, _permutation_scale(pooled), sign * _permuted_values(units, value, k, gen), method)
     influence = sign * np.einsum("ukd,kd->uk", units - sums / len(units), _gradient(value, sums))
     covariance = influence.T @ influence
-    if method == "permutation":
-        draws = sign * _permuted_values(units, value, k, gen)
-    else:
-        draws = _normal_draws(covariance, k, gen)
-    return JointDraws(theta, covariance, draws, method)
+    return JointDraws(theta, covariance, _normal_draws(covariance, k, gen), method)
+
+
+def _permutation_scale(scores: np.ndarray) -> np.ndarray:
+    """A covariance that gives every pair of systems the same spread: the variance of
+    x*_i - x*_j summed over units when each unit's K scores are permuted, (2 / (K - 1)) times the
+    sum of squared deviations from each unit's mean. No permutation within units changes it, so
+    a statistic studentised by it is a function of the permuted data alone, and the test that
+    counts the identity among its draws stays exact (studentising each draw by its own data's
+    spread would cost K^2 U a draw)."""
+    n_systems = scores.shape[1]
+    deviations = scores - scores.mean(axis=1, keepdims=True)
+    spread = 2.0 / max(1, n_systems - 1) * float(np.sum(deviations * deviations))
+    covariance: np.ndarray = np.eye(n_systems) * (spread / 2)
+    return covariance
 
 
 def _gradient(value: ValueOfSums, sums: np.ndarray) -> np.ndarray:
@@ -388,33 +420,54 @@ def _permutation_draws(units: np.ndarray, k: int, gen: np.random.Generator) -> n
     return out
 
 
+class Studentised(NamedTuple):
+    """The ordered pairs (i, j) of K systems: t[i, j] = (theta_i - theta_j) / sd_ij, 1 / sd_ij for
+    the null draws, and which pairs can be tested at all."""
+
+    t: np.ndarray        # (K, K); +-inf for a pair that differs by a constant (zero spread)
+    inv_sd: np.ndarray   # (K, K); 0 where the spread is zero
+    testable: np.ndarray  # (K, K) bool; False on the diagonal and for identical systems
+
+
+def studentise(theta: np.ndarray, covariance: np.ndarray) -> Studentised:
+    """Studentised differences of every ordered pair. A spread is zero when it is below 1e-12 of
+    the largest (scores in any units); such a pair of systems is identical (never rejected, left
+    out) or differs by a constant on every unit: then it is surely ordered (t is +-inf, its null
+    statistic 0)."""
+    variances = np.diag(covariance)
+    sd = np.sqrt(np.clip(variances[:, None] + variances[None, :] - 2 * covariance, 0.0, None))
+    spread = sd > 1e-12 * float(np.max(sd)) if np.max(sd) > 0 else np.zeros(sd.shape, dtype=bool)
+    inv_sd = np.where(spread, 1.0 / np.where(spread, sd, 1.0), 0.0)
+    diff = theta[:, None] - theta[None, :]
+    differs = np.abs(diff) > 1e-12 * max(float(np.max(np.abs(theta))), np.finfo(float).tiny)
+    t = np.where(spread, diff * inv_sd, np.where(differs, np.where(diff > 0, np.inf, -np.inf), 0.0))
+    testable = spread | differs
+    np.fill_diagonal(testable, False)
+    return Studentised(t, inv_sd, testable)
+
+
 def _intervals(names: Sequence[str], estimates: tuple[float, ...], theta: np.ndarray, covariance: np.ndarray,
                draws: np.ndarray, level: float, simultaneous: bool, method: str, lower: bool) -> RankIntervals:
     """Rank intervals from the oriented estimates `theta` (larger is better), the covariance
-    that studentises their differences, and null draws of theta (rows)."""
+    that studentises their differences, and null draws of theta (rows). Marginal intervals take
+    each system's bounds from the tests of its own pairs only; `better` then lists the
+    rejections of every system's family."""
     n = len(theta)
-    variances = np.diag(covariance)
-    spread = variances[:, None] + variances[None, :] - 2 * covariance
-    sd = np.sqrt(np.clip(spread, 0.0, None))
-    # A pair that never differs (zero spread) cannot be rejected and is left out of every max.
-    usable = sd > 1e-12 * max(1.0, float(np.sqrt(np.max(np.abs(variances)))))
-    np.fill_diagonal(usable, False)
-    inv_sd = np.where(usable, 1.0 / np.where(usable, sd, 1.0), 0.0)
-    t = (theta[:, None] - theta[None, :]) * inv_sd
+    st = studentise(theta, covariance)
     alpha = 1.0 - level
     if simultaneous:
-        rejected = _step_down(t, usable, draws, inv_sd, alpha)
+        rejected = _step_down(st.t, st.testable, draws, st.inv_sd, alpha)
+        worse_count, better_count = rejected.sum(axis=0), rejected.sum(axis=1)
     else:
         rejected = np.zeros((n, n), dtype=bool)
+        worse_count, better_count = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         for i in range(n):
             family = np.zeros((n, n), dtype=bool)
             family[i, :] = True
             family[:, i] = True
-            own = _step_down(t, usable & family, draws, inv_sd, alpha)
-            rejected[i, :] |= own[i, :]
-            rejected[:, i] |= own[:, i]
-    better_count = rejected.sum(axis=1)   # systems i is surely better than
-    worse_count = rejected.sum(axis=0)    # systems surely better than i
+            own = _step_down(st.t, st.testable & family, draws, st.inv_sd, alpha)
+            worse_count[i], better_count[i] = own[:, i].sum(), own[i, :].sum()
+            rejected |= own
     point = [1 + int(np.sum(theta > theta[i])) for i in range(n)]
     return RankIntervals(
         names=tuple(names), estimates=estimates, rank=tuple(point),
@@ -431,9 +484,7 @@ def _step_down(t: np.ndarray, family: np.ndarray, draws: np.ndarray, inv_sd: np.
     rejected = np.zeros_like(family)
     open_pairs = family.copy()
     n_draws = len(draws)
-    # p = (1 + draws at or above t[i, j]) / (n_draws + 1) <= alpha; the relative slack keeps a
-    # p-value equal to alpha (1 - 0.9 is 0.09999999999999998 in float64) a rejection.
-    allowed = math.floor(alpha * (n_draws + 1) * (1 + 1e-12)) - 1
+    allowed = _allowed_reaching(alpha, n_draws)
     while open_pairs.any() and allowed >= 0:
         maxima = _null_maxima(draws, open_pairs, inv_sd)
         maxima.sort()
@@ -462,20 +513,24 @@ def _null_maxima(draws: np.ndarray, pairs: np.ndarray, inv_sd: np.ndarray) -> np
 
 class PairDraws(NamedTuple):
     """One task's compared pairs (i, j) for the max-t step-down: each pair's statistic (larger is
-    more extreme), its scale, and the joint null draws of the systems' totals behind them."""
+    more extreme), its scale, and the joint null draws of the systems' estimates behind them."""
 
-    stats: np.ndarray    # (P,); -inf where the two systems never differ
+    stats: np.ndarray    # (P,); +inf for a constant difference, -inf for identical systems
     rows: np.ndarray     # (P,) system i
     cols: np.ndarray     # (P,) system j
-    sd: np.ndarray       # (P,) standard deviation of total i - total j (0: never differ)
-    draws: np.ndarray    # (B, K) null totals, oriented (larger is better)
+    inv_sd: np.ndarray   # (P,) 1 / sd of theta_i - theta_j (0: zero spread)
+    draws: np.ndarray    # (B, K) null estimates, oriented (larger is better)
     side: int            # +1: i better ("greater"), -1: j better ("less"), 0: two-sided
+
+    @property
+    def sd(self) -> np.ndarray:
+        out: np.ndarray = np.where(self.inv_sd > 0, 1.0 / np.where(self.inv_sd > 0, self.inv_sd, 1.0), 0.0)
+        return out
 
     def null(self, start: int, stop: int) -> np.ndarray:
         """The pairs' null statistics of draws [start, stop), shape (stop - start, P)."""
         z = self.draws[start:stop]
-        inv = np.where(self.sd > 0, 1.0 / np.where(self.sd > 0, self.sd, 1.0), 0.0)
-        t = (z[:, self.rows] - z[:, self.cols]) * inv
+        t = (z[:, self.rows] - z[:, self.cols]) * self.inv_sd
         out: np.ndarray = np.abs(t) if self.side == 0 else self.side * t
         return out
 
@@ -485,15 +540,12 @@ def pair_draws(units: np.ndarray, value: Optional[ValueOfSums], lower: bool, pai
     """The pairs of one task's scores per unit with n_draws joint null draws (:func:`joint_draws`,
     "auto": permuted within fewer than 100 units, else multipliers)."""
     j = joint_draws(units, value, lower, "auto", n_draws, gen)
-    covariance, draws = j.covariance, j.draws
+    st = studentise(j.theta, j.covariance)
     rows, cols = pairs[:, 0], pairs[:, 1]
-    variances = np.diag(covariance)
-    sd = np.sqrt(np.clip(variances[rows] + variances[cols] - 2 * covariance[rows, cols], 0.0, None))
-    sd = np.where(sd > 1e-12 * max(1.0, float(np.sqrt(np.max(np.abs(variances))))), sd, 0.0)
     side = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
-    t = (j.theta[rows] - j.theta[cols]) / np.where(sd > 0, sd, 1.0)
-    stats = np.where(sd > 0, np.abs(t) if side == 0 else side * t, -np.inf)
-    return PairDraws(stats, rows, cols, sd, draws, side)
+    t = st.t[rows, cols]
+    stats = np.where(st.testable[rows, cols], np.abs(t) if side == 0 else side * t, -np.inf)
+    return PairDraws(stats, rows, cols, st.inv_sd[rows, cols], j.draws, side)
 
 
 def _null_blocks(families: Sequence[PairDraws]) -> Any:
@@ -534,4 +586,5 @@ def simultaneous_half_widths(families: Sequence[PairDraws], level: float) -> np.
     rank = math.ceil(level * (len(maxima) + 1) * (1 - 1e-12))
     c = float(np.sort(maxima)[rank - 1]) if rank <= len(maxima) else math.inf
     sd = np.concatenate([f.sd for f in families])
-    return c * sd
+    out: np.ndarray = np.where(sd > 0, c * sd, 0.0)  # zero spread: the difference is exact
+    return out

@@ -42,10 +42,10 @@ def rank_intervals(scores: Any, metric: str = "accuracy", *, level: float = 0.95
         True (default): every system's interval covers its rank at once. False: each interval
         covers its own system's rank (narrower).
     method : {"auto", "permutation", "multiplier"}
-        The null draws: the systems permuted jointly within each unit (exact under exchangeable
-        systems; conservative when some differ, as each draw mixes all systems' scores), or the
-        Gaussian multiplier bootstrap (asymptotically valid whichever systems differ). "auto"
-        permutes fewer than 100 units and draws multipliers otherwise.
+        The null draws: the systems permuted jointly within each unit (exact when all systems
+        are exchangeable, for few items; each draw mixes all systems' scores), or the Gaussian
+        multiplier bootstrap (valid as the items grow, whichever systems differ). "auto" permutes
+        fewer than 100 units and draws multipliers otherwise.
     groups : array_like, optional
         The exchangeable unit of each item (passage, prompt ...): its items are permuted and
         resampled together.

@@ -31,6 +31,7 @@ from ._compare import compare
 from ._inputs import PreparedTask, read_systems, task_groups, task_metrics
 from ._metrics import METRICS, is_per_item
 from ._permutation import null_distribution
+from ._sampling import child_seed, seed_root
 from ._validation import check_alternative, check_probability
 from .typing import Alternative
 
@@ -153,12 +154,14 @@ def replicability(scores: Mapping[str, Any], system_a: str, system_b: str, metri
     pvalues: list[float] = []
     log_p: list[float] = []
     reach: list[Optional[_Attainable]] = []
-    for name, task_scores in zip(names, scores.values()):
+    root = seed_root(rng, func)
+    for index, (name, task_scores) in enumerate(zip(names, scores.values())):
         m = metrics[name]
         sys_names, arrays, items = read_systems(task_scores, m, [system_a, system_b], None, f"{func}: task {name!r}")
         task = PreparedTask.of(name, m, sys_names, arrays, np.array([[0, 1]]), units.get(name), func, items)
+        # Each task its own stream: the step-down's product formula needs independent p-values.
         r = compare(arrays[0], arrays[1], m, alternative=alternative, groups=units.get(name),
-                    n_resamples=n_resamples, rng=rng)
+                    n_resamples=n_resamples, rng=child_seed(root, index))
         p = float(r.pvalue)
         lp = getattr(r.result, "log_pvalue", None)
         pvalues.append(p)
@@ -177,15 +180,17 @@ def replicability(scores: Mapping[str, Any], system_a: str, system_b: str, metri
 
 class _Attainable(NamedTuple):
     """The p-values a discrete test can take: the least exactly, and those the null distribution
-    resolves (at least _RESOLVED_TAIL), ascending."""
+    resolves (far above its round-off), ascending."""
 
     least: float
     resolved: np.ndarray
 
 
-# Below this the distribution's tail sums (from an FFT, each entry within ~1e-16 of the largest)
-# are round-off: there a p-value counts as continuous, F(c) = c, which only errs on the safe side.
-_RESOLVED_TAIL = 1e-9
+# Tail sums are resolved down to this multiple of their round-off (each FFT entry is off by
+# about 1e-16 of the largest, and a tail sums up to the support's length of them): a relative
+# error of at most 1e-7, well inside _reachable's slack. Below, a p-value counts as continuous,
+# F(c) = c, which only errs on the safe side.
+_RESOLVED_MULTIPLE = 1e7
 
 
 def _attainable(task: PreparedTask, alternative: str) -> Optional[_Attainable]:
@@ -203,7 +208,8 @@ def _attainable(task: PreparedTask, alternative: str) -> Optional[_Attainable]:
     least = math.ldexp(1.0, -int(np.count_nonzero(d)))
     dist = null_distribution(d, -d)
     tail = np.minimum(np.cumsum(dist.pmf[::-1])[::-1], 1.0)  # P[S >= s] over the support
-    resolved = np.unique(tail[(dist.pmf > 0) & (tail >= _RESOLVED_TAIL)])
+    round_off = len(dist.pmf) * np.finfo(float).eps * float(dist.pmf.max())
+    resolved = np.unique(tail[(dist.pmf > 0) & (tail >= _RESOLVED_MULTIPLE * round_off)])
     return _Attainable(least, resolved)
 
 
@@ -228,10 +234,10 @@ def _minp_step_down(p: np.ndarray, reach: list[Optional[_Attainable]]) -> np.nda
     for s, j in enumerate(order):
         remaining = order[s:]
         c = float(p[j])
-        keep = 1.0
-        for k in remaining:
-            keep *= 1.0 - _reachable(reach[k], c)
-        running = max(running, 1.0 - keep)
+        # 1 - prod(1 - F_k(c)) as -expm1(sum log1p(-F_k(c))): no cancellation for small c.
+        reached = [_reachable(reach[k], c) for k in remaining]
+        log_keep = -math.inf if max(reached) >= 1 else math.fsum(math.log1p(-f) for f in reached)
+        running = max(running, -math.expm1(log_keep))
         adjusted[j] = min(running, 1.0)
     return adjusted
 

@@ -239,6 +239,7 @@ def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any,
     pairs = pair_indices(sys_names, baseline)
     task = PreparedTask.of("", metric, sys_names, arrays, pairs, groups, items=items)
     if correction == "maxT":
+        _tasks.check_maxt_draws(options, alpha, level)
         _tasks.check_maxt(task)
     out = run_pairs(task.arrays, sys_names, pairs, metric, alternative, options, root, n_jobs, executor, progress,
                    units=task.units)
@@ -255,7 +256,8 @@ def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any,
     if level is not None:
         system_ci, pair_ci = _tasks.task_intervals(
             task, level, alternative, n_boot, seed,
-            _tasks.shift_intervals(task, pairs, alternative, level, n_jobs) if maxt is None else maxt.tolist())
+            _tasks.shift_intervals(task, pairs, alternative, level, n_jobs) if maxt is None else maxt.tolist(),
+            simultaneous=maxt is not None)
     # As Python floats and bools up front: per-pair indexing of NumPy arrays would cost more than the pair's test.
     rows = tuple(
         SystemPair(sys_names[i], sys_names[j], values[i], values[j], st, p, a, bool(a <= alpha), name, ran,

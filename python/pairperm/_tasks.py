@@ -27,6 +27,7 @@ from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._pairs import run_pairs
 from ._ranking import (
     PairDraws,
+    check_draws_reach,
     flat_units,
     pair_draws,
     simultaneous_half_widths,
@@ -134,12 +135,13 @@ def shift_intervals(task: PreparedTask, pairs: np.ndarray, alternative: str,
 
 
 def task_intervals(task: PreparedTask, confidence_level: float, alternative: str, bootstrap_resamples: int,
-                   seed: int, shifted: Optional[list]) -> tuple[tuple, np.ndarray]:
-    """Each system's bootstrap interval and each pair's difference interval: the shift
-    intervals given (sums and means) or, for other metrics, from the same shared resamples."""
+                   seed: int, shifted: Optional[list], simultaneous: bool = False) -> tuple[tuple, np.ndarray]:
+    """Each system's bootstrap interval and each pair's difference interval: the intervals given
+    (shift intervals of sums and means, or the simultaneous ones of correction="maxT") or, for
+    other metrics, from the same shared resamples."""
     units = _shift_units(task.metric)
     sys_iv, pair_ci = _bootstrap(task, confidence_level, alternative, bootstrap_resamples, seed,
-                                 with_pairs=units is None)
+                                 with_pairs=units is None and not simultaneous)
     if pair_ci is None:
         pair_ci = np.array(shifted, dtype=np.float64).reshape(len(task.pairs), 2)
     return tuple((float(lo), float(hi)) for lo, hi in sys_iv), pair_ci
@@ -182,7 +184,8 @@ def _bootstrap(task: PreparedTask, confidence_level: float, alternative: str, n_
     shared set of paired resamples of the task's items; for sums and means of narrow integer
     scores (no pairs asked for), each system's interval with infinitely many resamples."""
     stats, metric, scale = bootstrap_input(task.metric, task.arrays, task.item_counts)
-    if not with_pairs and task.item_counts is None and all(_narrow_integers(a) for a in task.arrays):
+    if (not with_pairs and _shift_units(task.metric) is not None and task.item_counts is None
+            and all(_narrow_integers(a) for a in task.arrays)):
         # Sums and means of items: each system's resampled mean involves that system only.
         return bootstrap_mean_intervals(task.arrays, confidence_level) * scale, None
     ci_alt = _interval_alternative(task.metric, alternative)
@@ -220,6 +223,14 @@ def interval_seed(root: Optional[int], task: str) -> int:
 
 # Joint null draws of correction="maxT" (adjusted p-values resolve 1e-4), unless n_resamples says.
 MAXT_DRAWS = 9_999
+
+
+def check_maxt_draws(options: dict, alpha: Any, level: Optional[float]) -> None:
+    """correction="maxT"'s draws must be able to reject at alpha, and its intervals to exclude."""
+    n_draws = int(options.get("n_resamples", MAXT_DRAWS))
+    check_draws_reach(n_draws, float(alpha), "alpha", _FUNC)
+    if level is not None:
+        check_draws_reach(n_draws, 1.0 - level, "level", _FUNC)
 
 
 def check_maxt(task: PreparedTask) -> None:
@@ -300,6 +311,7 @@ def compare_tasks(scores: Any, metric: Any, *, baseline: Any, alternative: str, 
                 for t, v in zip(task_names, scores.values())]
 
     if correction == "maxT":
+        check_maxt_draws(options, alpha, level)
         for task in prepared:
             check_maxt(task)
     # Every metric keyed before any pair runs: a metric the cache cannot key is refused up front.
@@ -372,7 +384,10 @@ def _maxt_over_tasks(prepared: list, per_task: list, owner: np.ndarray, p: np.nd
     families = [maxt_draws(task, task.pairs[np.asarray(k, dtype=np.int64).reshape(-1)], alternative, n_draws,
                            interval_seed(root, task.name)) for task, k in zip(prepared, ks)]
     groups = [list(range(len(prepared)))] if correction_scope == "family" else [[ti] for ti in range(len(prepared))]
-    for members in groups:
+    for every in groups:
+        members = [ti for ti in every if ks[ti]]  # a task without a finished pair (after Ctrl-C) adds none
+        if not members:
+            continue
         sel = np.isin(owner, members)
         adj, intervals = maxt_corrected([prepared[ti] for ti in members], [families[ti] for ti in members], p[sel],
                                         alternative, level)
