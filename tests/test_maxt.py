@@ -1,6 +1,7 @@
 """compare_systems(correction="maxT"): the Westfall-Young step-down against closed testing with
 max-t local tests written from the definition, its familywise error by simulation under a
-partial null, its simultaneous intervals against its marks, and its inputs."""
+partial null, its compatible intervals against its marks, its marks against the rank
+intervals', and its inputs."""
 
 import itertools
 import math
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import pairperm
-from pairperm._ranking import pair_draws, westfall_young
+from pairperm._ranking import _intervals, pair_draws, westfall_young
 from test_ranks import _binary_systems
 
 
@@ -68,20 +69,46 @@ def test_maxt_controls_the_familywise_error_under_a_partial_null():
     assert errors / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
 
 
-@pytest.mark.parametrize("alternative", ["two-sided", "greater"])
-def test_an_interval_that_excludes_zero_is_marked(alternative):
+def _agree(rows):
+    """Every marked pair's interval lies on one side of 0 (an end at 0 is open), every other
+    pair's holds 0 inside; the difference lies in its interval."""
+    for r in rows:
+        one_side = r.ci_low >= 0 or r.ci_high <= 0
+        assert one_side == r.significant, r
+        if not r.significant:
+            assert r.ci_low < 0 < r.ci_high
+        assert r.ci_low <= r.difference <= r.ci_high
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_intervals_agree_with_the_marks(alternative):
     rng = np.random.default_rng(24)
-    scores = _binary_systems([0.75, 0.71, 0.7, 0.65, 0.62, 0.6], 500, rng)
+    accuracies = [0.75, 0.71, 0.7, 0.65, 0.62, 0.6]
+    scores = _binary_systems(accuracies if alternative != "less" else accuracies[::-1], 500, rng)
     res = pairperm.compare_systems(scores, correction="maxT", alternative=alternative, confidence_level=0.95,
                                    progress=False, rng=2)
-    excluded = [not (r.ci_low <= 0 <= r.ci_high) for r in res.rows]
-    assert any(excluded) and not all(excluded)
-    assert all(r.significant for r, e in zip(res.rows, excluded) if e)
-    assert all(r.pvalue_adjusted >= r.pvalue for r in res.rows)
+    marked = [r.significant for r in res.rows]
+    assert any(marked) and not all(marked)
+    _agree(res.rows)
     if alternative == "greater":
         assert all(r.ci_high == math.inf for r in res.rows)
-    for r in res.rows:  # the difference lies in its interval, in the metric's units
-        assert r.ci_low <= r.difference <= r.ci_high
+    if alternative == "less":
+        assert all(r.ci_low == -math.inf for r in res.rows)
+
+
+def test_two_sided_marks_are_the_rank_intervals_surely_better_pairs():
+    # The same step-down over both directions of every pair, with the same draws.
+    rng = np.random.default_rng(29)
+    scores = _binary_systems([0.75, 0.71, 0.7, 0.65, 0.62], 500, rng)
+    units = np.stack(list(scores.values()), axis=1).astype(float)
+    pairs = np.array(list(itertools.combinations(range(5), 2)), dtype=np.int64)
+    family = pair_draws(units, None, False, pairs, "two-sided", 999, np.random.default_rng(3))
+    hypotheses = westfall_young([family])
+    surely = {(int(a), int(b)) for a, b, p in zip(family.rows, family.cols, hypotheses) if p <= 0.05}
+    cov = np.cov(units, rowvar=False) * (len(units) - 1)
+    ranks = _intervals([f"s{k}" for k in range(5)], (0.0,) * 5, units.sum(axis=0), cov, family.draws, 0.95, True,
+                       "multiplier", False)
+    assert {(int(a[1:]), int(b[1:])) for a, b in ranks.better} == surely
 
 
 def test_intervals_are_in_the_metrics_units_with_groups_and_sums():
@@ -118,7 +145,7 @@ def test_maxt_needs_a_metric_by_name_and_says_so_before_running():
         pairperm.compare_systems({"a": [1, 0], "b": [0, 1]}, correction="maxt")
 
 
-def test_f1_rows_carry_the_simultaneous_intervals_not_the_bootstraps():
+def test_f1_rows_carry_the_compatible_intervals_not_the_bootstraps():
     from test_ranks import _ner_systems
 
     rng = np.random.default_rng(27)
@@ -126,9 +153,7 @@ def test_f1_rows_carry_the_simultaneous_intervals_not_the_bootstraps():
     res = pairperm.compare_systems(systems, "f1", correction="maxT", progress=False, rng=5)
     holm = pairperm.compare_systems(systems, "f1", progress=False, rng=5)
     assert all((a.ci_low, a.ci_high) != (b.ci_low, b.ci_high) for a, b in zip(res.rows, holm.rows))
-    for r in res.rows:
-        if not r.ci_low <= 0 <= r.ci_high:
-            assert r.significant
+    _agree(res.rows)
 
 
 def test_an_interrupted_run_keeps_its_partial_result():
@@ -147,3 +172,20 @@ def test_an_interrupted_run_keeps_its_partial_result():
     partial = info.value.partial_result
     assert not partial.complete and {r.task for r in partial.rows} == {"a"}
     assert all(r.pvalue_adjusted >= 0 for r in partial.rows)
+
+
+def test_compatible_intervals_cover_every_true_difference_at_once():
+    # A marked pair's end at 0 is open: a true difference of 0 there is a miss.
+    accuracies = [0.7, 0.7, 0.7, 0.76, 0.8]
+    reps, misses = 600, 0
+    rng = np.random.default_rng(30)
+    for rep in range(reps):
+        res = pairperm.compare_systems(_binary_systems(accuracies, 300, rng), correction="maxT", progress=False,
+                                       n_resamples=199, rng=rep)
+        for r in res.rows:
+            truth = accuracies[int(r.system_a[1:])] - accuracies[int(r.system_b[1:])]
+            inside = r.ci_low <= truth <= r.ci_high and not (r.significant and truth == 0)
+            if not inside:
+                misses += 1
+                break
+    assert misses / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)

@@ -49,8 +49,8 @@ from .typing import SeedLike
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["PairDraws", "RankIntervals", "estimates_rank_intervals", "pair_draws", "unit_matrix",
-           "units_rank_intervals", "westfall_young"]
+__all__ = ["PairDraws", "RankIntervals", "check_draws_reach", "compatible_bounds", "estimates_rank_intervals",
+           "pair_draws", "per_pair", "unit_matrix", "units_rank_intervals", "westfall_young"]
 
 RANK_METHODS = ("auto", "permutation", "multiplier")
 
@@ -512,15 +512,18 @@ def _null_maxima(draws: np.ndarray, pairs: np.ndarray, inv_sd: np.ndarray) -> np
 
 
 class PairDraws(NamedTuple):
-    """One task's compared pairs (i, j) for the max-t step-down: each pair's statistic (larger is
-    more extreme), its scale, and the joint null draws of the systems' estimates behind them."""
+    """One task's directional hypotheses for the max-t step-down: "system a is no better than b"
+    for each compared pair in the direction(s) its alternative claims, each one's statistic, its
+    scale, and the joint null draws of the systems' estimates behind them."""
 
-    stats: np.ndarray    # (P,); +inf for a constant difference, -inf for identical systems
-    rows: np.ndarray     # (P,) system i
-    cols: np.ndarray     # (P,) system j
-    inv_sd: np.ndarray   # (P,) 1 / sd of theta_i - theta_j (0: zero spread)
+    stats: np.ndarray    # (H,); +inf for a constant difference, -inf for identical systems
+    rows: np.ndarray     # (H,) system a
+    cols: np.ndarray     # (H,) system b
+    pair: np.ndarray     # (H,) the compared pair (i, j) the hypothesis belongs to
+    forward: np.ndarray  # (H,) bool: a = i ("i is no better than j"), else a = j
+    inv_sd: np.ndarray   # (H,) 1 / sd of theta_a - theta_b (0: zero spread)
     draws: np.ndarray    # (B, K) null estimates, oriented (larger is better)
-    side: int            # +1: i better ("greater"), -1: j better ("less"), 0: two-sided
+    theta: np.ndarray    # (K,) the estimates, oriented
 
     @property
     def sd(self) -> np.ndarray:
@@ -528,29 +531,33 @@ class PairDraws(NamedTuple):
         return out
 
     def null(self, start: int, stop: int) -> np.ndarray:
-        """The pairs' null statistics of draws [start, stop), shape (stop - start, P)."""
+        """The hypotheses' null statistics of draws [start, stop), shape (stop - start, H)."""
         z = self.draws[start:stop]
-        t = (z[:, self.rows] - z[:, self.cols]) * self.inv_sd
-        out: np.ndarray = np.abs(t) if self.side == 0 else self.side * t
+        out: np.ndarray = (z[:, self.rows] - z[:, self.cols]) * self.inv_sd
         return out
 
 
 def pair_draws(units: np.ndarray, value: Optional[ValueOfSums], lower: bool, pairs: np.ndarray, alternative: str,
                n_draws: int, gen: np.random.Generator) -> PairDraws:
-    """The pairs of one task's scores per unit with n_draws joint null draws (:func:`joint_draws`,
-    "auto": permuted within fewer than 100 units, else multipliers)."""
+    """The compared pairs (i, j) of one task's scores per unit as directional hypotheses - "i is
+    no better than j" for "greater", "j is no better than i" for "less", both for "two-sided"
+    (so that a mark says which system is better) - with n_draws joint null draws
+    (:func:`joint_draws`, "auto": permuted within fewer than 100 units, else multipliers)."""
     j = joint_draws(units, value, lower, "auto", n_draws, gen)
     st = studentise(j.theta, j.covariance)
-    rows, cols = pairs[:, 0], pairs[:, 1]
-    side = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
-    t = st.t[rows, cols]
-    stats = np.where(st.testable[rows, cols], np.abs(t) if side == 0 else side * t, -np.inf)
-    return PairDraws(stats, rows, cols, st.inv_sd[rows, cols], j.draws, side)
+    index = np.arange(len(pairs))
+    ones = np.ones(len(pairs), dtype=bool)
+    forward = (pairs[:, 0], pairs[:, 1], index, ones)
+    backward = (pairs[:, 1], pairs[:, 0], index, ~ones)
+    chosen = {"greater": [forward], "less": [backward], "two-sided": [forward, backward]}[alternative]
+    rows, cols, pair, ahead = (np.concatenate(parts) for parts in zip(*chosen))
+    stats = np.where(st.testable[rows, cols], st.t[rows, cols], -np.inf)
+    return PairDraws(stats, rows, cols, pair, ahead, st.inv_sd[rows, cols], j.draws, j.theta)
 
 
 def _null_blocks(families: Sequence[PairDraws]) -> Any:
-    """The null statistics of all families' pairs side by side (draw b of every family together:
-    the tasks are independent, so their draws are), in blocks of draws."""
+    """The null statistics of all families' hypotheses side by side (draw b of every family
+    together: the tasks are independent, so their draws are), in blocks of draws."""
     n_draws = len(families[0].draws)
     width = sum(len(f.stats) for f in families)
     block = max(1, _DRAW_BLOCK_ELEMENTS // max(1, width))
@@ -560,10 +567,10 @@ def _null_blocks(families: Sequence[PairDraws]) -> Any:
 
 
 def westfall_young(families: Sequence[PairDraws]) -> np.ndarray:
-    """Step-down maxT adjusted p-values of every family's pairs, in order (Westfall and Young
-    1993, algorithm 2.8): the pairs ordered by their statistic, each adjusted p-value is the share
-    of draws (counting the observed one) whose largest statistic over that pair and every less
-    extreme one reaches its own, made monotone in that order."""
+    """Step-down maxT adjusted p-values of every family's hypotheses, in order (Westfall and Young
+    1993, algorithm 2.8): the hypotheses ordered by their statistic, each adjusted p-value is the
+    share of draws (counting the observed one) whose largest statistic over that hypothesis and
+    every less extreme one reaches its own, made monotone in that order."""
     stats = np.concatenate([f.stats for f in families])
     order = np.argsort(-stats, kind="stable")
     ranked = stats[order]
@@ -578,13 +585,29 @@ def westfall_young(families: Sequence[PairDraws]) -> np.ndarray:
     return out
 
 
-def simultaneous_half_widths(families: Sequence[PairDraws], level: float) -> np.ndarray:
-    """c sd_ij for every family's pairs, c the single-step critical value: the ceil(level (B + 1))-th
-    smallest over the draws of the largest null statistic of all pairs (infinite when fewer draws).
-    A pair whose interval excludes 0 at level 1 - alpha is rejected by the step-down at alpha."""
-    maxima = np.concatenate([null.max(axis=1) for null in _null_blocks(families)])
-    rank = math.ceil(level * (len(maxima) + 1) * (1 - 1e-12))
-    c = float(np.sort(maxima)[rank - 1]) if rank <= len(maxima) else math.inf
+def per_pair(family: PairDraws, values: np.ndarray, n_pairs: int, fill: float, combine: Any) -> np.ndarray:
+    """One value per compared pair from its hypotheses' `values`, combined by the ufunc `combine`
+    (np.minimum: a pair's adjusted p-value is its better direction's)."""
+    out = np.full(n_pairs, fill)
+    combine.at(out, family.pair, values)
+    return out
+
+
+def compatible_bounds(families: Sequence[PairDraws], adjusted: np.ndarray, level: float) -> np.ndarray:
+    """Lower confidence bounds of every hypothesis's difference theta_a - theta_b, simultaneous at
+    `level` and compatible with the step-down at 1 - level (Strassburger and Bretz 2008;
+    Guilbaud 2008): 0 where the step-down rejects (the difference is surely above it: an open
+    bound), else theta_a - theta_b - c_J sd, with c_J the step-down's critical value for J, the
+    hypotheses it does not reject. So a pair's interval excludes 0 exactly when it is marked."""
+    n_draws = len(families[0].draws)
+    allowed = _allowed_reaching(1.0 - level, n_draws)
+    kept = adjusted * (n_draws + 1) > allowed + 1.5  # not rejected: 1 + reached > allowed + 1 draws
+    if kept.any() and allowed >= 0:
+        maxima = np.concatenate([null[:, kept].max(axis=1) for null in _null_blocks(families)])
+        c = float(np.sort(maxima)[n_draws - 1 - allowed])
+    else:
+        c = math.inf
     sd = np.concatenate([f.sd for f in families])
-    out: np.ndarray = np.where(sd > 0, c * sd, 0.0)  # zero spread: the difference is exact
+    diff = np.concatenate([f.theta[f.rows] - f.theta[f.cols] for f in families])
+    out: np.ndarray = np.where(kept, diff - np.where(sd > 0, c * sd, 0.0), 0.0)
     return out

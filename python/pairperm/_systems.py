@@ -143,10 +143,12 @@ def compare_systems(scores: Any, metric: Union[_Metric, Mapping[str, _Metric]] =
         scores of each item permuted jointly below 100 items or units, Gaussian multipliers
         above, through the linearised metric for ratios and corpus metrics; ``n_resamples``
         draws, default 9,999): strong familywise control that uses the dependence between pairs
-        sharing a system, more power than Holm; an adjusted p-value is never below the pair's
-        own. Its rows' intervals are then simultaneous (single-step max-t, at
-        ``confidence_level``): an interval at level ``1 - alpha`` that excludes 0 is always
-        marked, and the step-down may mark more.
+        sharing a system, more power than Holm. Each direction of a pair is its own hypothesis
+        (a mark says which system is better), and a pair's adjusted p-value is its better
+        direction's; it comes from the draws, not from the pair's own test. The rows' intervals
+        are then simultaneous and compatible with the step-down (Strassburger and Bretz): at
+        level ``1 - alpha`` an interval lies on one side of 0 exactly when its pair is marked,
+        its end at 0 open (the difference is surely on that side; the step-down says no more).
     alpha : float
         A pair is ``significant`` when its adjusted p-value is <= alpha.
     n_jobs : int, optional
@@ -250,7 +252,7 @@ def _compare_one_task(scores: Any, metric: Any, baseline: Any, alternative: Any,
     maxt = None
     if correction == "maxT":
         family = _tasks.maxt_draws(task, pairs, alternative, int(options.get("n_resamples", _tasks.MAXT_DRAWS)), seed)
-        adjusted, maxt = _tasks.maxt_corrected([task], [family], out.pvalue, alternative, level)
+        adjusted, maxt = _tasks.maxt_corrected([task], [family], alternative, level)
     else:
         adjusted = multipletests(out.pvalue, correction)
     if level is not None:

@@ -28,9 +28,10 @@ from ._pairs import run_pairs
 from ._ranking import (
     PairDraws,
     check_draws_reach,
+    compatible_bounds,
     flat_units,
     pair_draws,
-    simultaneous_half_widths,
+    per_pair,
     unit_matrix,
     value_of_sums,
     westfall_young,
@@ -250,28 +251,35 @@ def maxt_draws(task: PreparedTask, pairs: np.ndarray, alternative: str, n_draws:
                       pairs, alternative, n_draws, np.random.default_rng(seed))
 
 
-def maxt_corrected(tasks: list, families: list, pvalues: np.ndarray, alternative: str,
+def maxt_corrected(tasks: list, families: list, alternative: str,
                    level: Optional[float]) -> tuple[np.ndarray, Optional[np.ndarray]]:
-    """Westfall-Young step-down adjusted p-values of the families' pairs jointly (never below a
-    pair's own p-value) and, at `level`, their single-step simultaneous intervals in the
-    metric's units (rows in the order of the pairs; None without a level)."""
-    adjusted = np.maximum(westfall_young(families), pvalues)
-    if level is None:
-        return adjusted, None
-    half = simultaneous_half_widths(families, level)
-    out, at = [], 0
+    """Westfall-Young step-down adjusted p-values of the families' compared pairs jointly (a
+    pair's is that of its direction with the smaller one) and, at `level`, intervals of each
+    pair's difference in the metric's units, simultaneous and compatible with the step-down: an
+    interval at level 1 - alpha excludes 0 exactly when its pair is marked at alpha, an end at 0
+    then being open (rows in the order of the pairs; None without a level)."""
+    hypotheses = westfall_young(families)
+    bounds = compatible_bounds(families, hypotheses, level) if level is not None else None
+    adjusted, intervals, at = [], [], 0
     for task, family in zip(tasks, families):
-        # Totals per unit: a mean divides by the items; ratios and corpus metrics are drawn as values.
-        scale = float(task.n_items) if is_per_item(task.metric) and not is_summed(task.metric) else 1.0
-        values = np.asarray(task.values, dtype=np.float64)
-        diff = values[family.rows] - values[family.cols]
-        h = half[at:at + len(diff)] / scale
-        at += len(diff)
-        side = _interval_alternative(task.metric, alternative)
-        low = np.full(len(diff), -np.inf) if side == "less" else diff - h
-        high = np.full(len(diff), np.inf) if side == "greater" else diff + h
-        out.append(np.stack([low, high], axis=1))
-    return adjusted, np.concatenate(out)
+        h = len(family.stats)
+        n_pairs = int(family.pair.max()) + 1 if h else 0
+        adjusted.append(per_pair(family, hypotheses[at:at + h], n_pairs, 1.0, np.minimum))
+        if bounds is not None:
+            lower = bounds[at:at + h]
+            ahead = family.forward
+            low = np.full(n_pairs, -np.inf)
+            high = np.full(n_pairs, np.inf)
+            low[family.pair[ahead]] = lower[ahead]          # theta_i - theta_j >= the bound
+            high[family.pair[~ahead]] = -lower[~ahead]      # theta_j - theta_i >= the bound
+            # Oriented estimates to the metric's units: totals per unit over the items for a
+            # mean, the metric itself for ratios and corpus metrics; lower-is-better flips them.
+            scale = float(task.n_items) if is_per_item(task.metric) and not is_summed(task.metric) else 1.0
+            if prefers_lower(task.metric):
+                low, high = -high, -low
+            intervals.append(np.stack([low / scale, high / scale], axis=1))
+        at += h
+    return np.concatenate(adjusted), (np.concatenate(intervals) if bounds is not None else None)
 
 
 def interval_options(confidence_level: Any, bootstrap_resamples: Any) -> tuple[Optional[float], int]:
@@ -373,7 +381,7 @@ def _run_task(ti: int, task: PreparedTask, metric_id: str, alternative: str, opt
             results[ti, k] = value  # after the store: a partial result never holds a pair the cache lacks
 
 
-def _maxt_over_tasks(prepared: list, per_task: list, owner: np.ndarray, p: np.ndarray, adjusted: np.ndarray,
+def _maxt_over_tasks(prepared: list, per_task: list, owner: np.ndarray, adjusted: np.ndarray,
                      alternative: str, correction_scope: str, level: Optional[float], options: dict,
                      root: Optional[int]) -> None:
     """correction="maxT" over the finished pairs (in the order of per_task, task by task): the
@@ -389,7 +397,7 @@ def _maxt_over_tasks(prepared: list, per_task: list, owner: np.ndarray, p: np.nd
         if not members:
             continue
         sel = np.isin(owner, members)
-        adj, intervals = maxt_corrected([prepared[ti] for ti in members], [families[ti] for ti in members], p[sel],
+        adj, intervals = maxt_corrected([prepared[ti] for ti in members], [families[ti] for ti in members],
                                         alternative, level)
         adjusted[sel] = adj
         if intervals is not None:
@@ -437,7 +445,7 @@ def _assemble(prepared: list, results: dict, alternative: str, correction: Any, 
     adjusted = np.empty_like(p)
     owner = np.array([ti for ti, _, _, _ in per_task], dtype=np.int64)
     if correction == "maxT":
-        _maxt_over_tasks(prepared, per_task, owner, p, adjusted, alternative, correction_scope, level, options, root)
+        _maxt_over_tasks(prepared, per_task, owner, adjusted, alternative, correction_scope, level, options, root)
     elif correction_scope == "family":
         adjusted[:] = multipletests(p, correction)
     else:
