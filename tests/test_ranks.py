@@ -120,6 +120,7 @@ def _familywise_error(accuracies, n, reps, method, level=0.95, n_resamples=199, 
     ("multiplier", [0.7] * 10 + [0.72] * 10),
     ("permutation", [0.7] * 10 + [0.72] * 10),
     ("multiplier", [0.65] * 25 + [0.68] * 25),
+    ("permutation", [0.65] * 25 + [0.68] * 25),
 ], quick=4))
 def test_familywise_error_is_at_most_alpha_under_complete_and_partial_nulls(method, accuracies):
     reps = 300
