@@ -433,9 +433,8 @@ def test_results_do_not_read_the_callers_arrays_after_returning(name):
 
 @pytest.mark.parametrize("n", [1, 15, 17, 2047, 2049, 5000, 6159, 2**21 + 17])
 def test_the_integer_route_writes_the_differences_in_its_summary_pass(n):
-    # x - y comes back from the core's one pass as bytes (blocks of 2048; from 2^21 of them each
-    # block by non-temporal stores 16 bytes at a time and its tail byte by byte); an interval
-    # reads them as int64.
+    # x - y comes back from the core's one pass as bytes, written block by block (2048 a block,
+    # the last one short); an interval reads them as int64.
     rng = np.random.default_rng(12)
     x, y = rng.integers(-100, 27, n), rng.integers(0, 27, n)
     r = pairperm.permutation_test(x, y)

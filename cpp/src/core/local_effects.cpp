@@ -9,10 +9,6 @@
 #include <string>
 #include <unordered_map>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "core/clones.hpp"
 #include "core/int128.hpp"
 #include "core/narrow_rows.hpp"
@@ -291,27 +287,6 @@ PAIRPERM_CLONES std::uint32_t tally_byte_blocks(const std::int8_t* x, const std:
     return seen_all;
 }
 
-// Differences of at least this many bytes are written past the caches: they would not stay
-// in them until read anyway. Fewer stay there, where plain stores cost less.
-constexpr std::size_t stream_min_bytes = std::size_t{1} << 21;
-
-// dst[0, m) = src[0, m). Where dst is 16-byte aligned, by non-temporal stores: the bytes are
-// read only much later, so caching them (and reading each line before writing it) would cost
-// memory traffic in the pass. The caller fences.
-inline void stream_bytes(const std::int8_t* src, std::size_t m, std::int8_t* dst) {
-#if defined(__SSE2__)
-    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) {
-        std::size_t j = 0;
-        for (; j + 16 <= m; j += 16)
-            _mm_stream_si128(reinterpret_cast<__m128i*>(dst + j),
-                             _mm_load_si128(reinterpret_cast<const __m128i*>(src + j)));
-        std::memcpy(dst + j, src + j, m - j);
-        return;
-    }
-#endif
-    std::memcpy(dst, src, m);
-}
-
 // Paired scores in one pass over memory, block by block: a loop the compiler vectorises
 // (the sum of x - y, a range check, |x - y| narrowed to bytes) and a count of the bytes
 // while the block is still in cache. Applies while every x and y lies in [-2^29, 2^29) and
@@ -328,10 +303,6 @@ PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::i
     // 2^30 * n stays below max_abs_sum, so no int64 sum below can wrap.
     if (n >= (std::size_t{1} << 30)) return false;
     std::array<std::uint8_t, byte_block> diff;
-    // With Store: each block's x - y go to `differences` directly, or through signed_diff by
-    // non-temporal stores when there are many of them.
-    [[maybe_unused]] alignas(16) std::array<std::int8_t, byte_block> signed_diff;
-    [[maybe_unused]] const bool stream = Store && n >= stream_min_bytes;
     std::array<std::int64_t, byte_values> counts{};
     constexpr std::uint64_t half_range = std::uint64_t{1} << 29;
     std::int64_t observed = 0;  // sum(x) - sum(y), as the sum of the differences
@@ -342,8 +313,6 @@ PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::i
         std::uint64_t range = 0;  // OR of every v + 2^29 (mod 2^64): below 2^30 iff every v is in [-2^29, 2^29)
         std::uint32_t seen = 0;   // OR of the |x - y| of the block
         std::uint64_t block_sum = 0;  // mod 2^64: exact once the block is accepted
-        [[maybe_unused]] std::int8_t* const written =
-            !Store ? nullptr : stream ? signed_diff.data() : differences + start;
         for (std::size_t j = 0; j < m; ++j) {
             const auto ux = static_cast<std::uint64_t>(xs[j]), uy = static_cast<std::uint64_t>(ys[j]);
             range |= (ux + half_range) | (uy + half_range);
@@ -355,20 +324,14 @@ PAIRPERM_CLONES bool summarize_paired_narrow(const std::int64_t* x, const std::i
             const auto a = static_cast<std::uint32_t>((d ^ sign) - sign);
             seen |= a;
             diff[j] = static_cast<std::uint8_t>(a);
-            if constexpr (Store) written[j] = static_cast<std::int8_t>(d);
+            if constexpr (Store) differences[start + j] = static_cast<std::int8_t>(d);
         }
         // Every value in [-2^29, 2^29): each x - y was formed exactly, |x - y| < 2^30.
         if ((range >> 30) != 0 || seen >= byte_values) return false;
-        if constexpr (Store)
-            if (stream) stream_bytes(signed_diff.data(), m, differences + start);
         seen_all |= seen;
         observed += static_cast<std::int64_t>(block_sum);
         count_bytes(diff.data(), m, seen, counts.data());
     }
-#if defined(__SSE2__)
-    if constexpr (Store)
-        if (stream) _mm_sfence();
-#endif
     summary_from_byte_counts(counts.data(), seen_all, observed, s);
     return true;
 }
