@@ -456,7 +456,7 @@ def _intervals(names: Sequence[str], estimates: tuple[float, ...], theta: np.nda
     st = studentise(theta, covariance)
     alpha = 1.0 - level
     if simultaneous:
-        rejected = _step_down(st.t, st.testable, draws, st.inv_sd, alpha)
+        rejected = _step_down(st, st.testable, draws, theta, alpha)
         worse_count, better_count = rejected.sum(axis=0), rejected.sum(axis=1)
     else:
         rejected = np.zeros((n, n), dtype=bool)
@@ -465,7 +465,7 @@ def _intervals(names: Sequence[str], estimates: tuple[float, ...], theta: np.nda
             family = np.zeros((n, n), dtype=bool)
             family[i, :] = True
             family[:, i] = True
-            own = _step_down(st.t, st.testable & family, draws, st.inv_sd, alpha)
+            own = _step_down(st, st.testable & family, draws, theta, alpha)
             worse_count[i], better_count[i] = own[:, i].sum(), own[i, :].sum()
             rejected |= own
     point = [1 + int(np.sum(theta > theta[i])) for i in range(n)]
@@ -476,38 +476,22 @@ def _intervals(names: Sequence[str], estimates: tuple[float, ...], theta: np.nda
         level=level, simultaneous=simultaneous, method=method, n_resamples=len(draws), lower_is_better=lower)
 
 
-def _step_down(t: np.ndarray, family: np.ndarray, draws: np.ndarray, inv_sd: np.ndarray,
+def _step_down(st: Studentised, family: np.ndarray, draws: np.ndarray, theta: np.ndarray,
                alpha: float) -> np.ndarray:
-    """The ordered pairs (i, j) of `family` where "i is no better than j" is rejected: t[i, j]
-    exceeds the null max over the pairs still open in all but a fraction alpha of the draws
-    (counting t itself as one more draw), repeated while the set of open pairs shrinks."""
-    rejected = np.zeros_like(family)
-    open_pairs = family.copy()
-    n_draws = len(draws)
-    allowed = _allowed_reaching(alpha, n_draws)
-    while open_pairs.any() and allowed >= 0:
-        maxima = _null_maxima(draws, open_pairs, inv_sd)
-        maxima.sort()
-        # Draws with a max at or above t: n_draws - (number below t).
-        at_or_above = n_draws - np.searchsorted(maxima, t[open_pairs], side="left")
-        newly = np.zeros_like(open_pairs)
-        newly[open_pairs] = at_or_above <= allowed
-        if not newly.any():
-            break
-        rejected |= newly
-        open_pairs &= ~newly
+    """The ordered pairs (i, j) of `family` (K x K) where "i is no better than j" is rejected by
+    the step-down max-t at alpha: those whose Westfall-Young adjusted p-value is at most alpha."""
+    rows, cols = np.nonzero(family)
+    hypotheses = PairDraws(st.t[rows, cols], rows, cols, np.arange(len(rows)), np.ones(len(rows), dtype=bool),
+                           st.inv_sd[rows, cols], draws, theta)
+    rejected = np.zeros(family.shape, dtype=bool)
+    rejected[rows, cols] = rejected_at(westfall_young([hypotheses]), alpha, len(draws))
     return rejected
 
 
-def _null_maxima(draws: np.ndarray, pairs: np.ndarray, inv_sd: np.ndarray) -> np.ndarray:
-    """For each draw z, max over the open pairs (i, j) of (z_i - z_j) / sd_ij."""
-    rows, cols = np.nonzero(pairs)
-    scale = inv_sd[rows, cols]
-    out = np.empty(len(draws))
-    block = max(1, _DRAW_BLOCK_ELEMENTS // max(1, len(rows)))
-    for start in range(0, len(draws), block):
-        z = draws[start:start + block]
-        out[start:start + block] = ((z[:, rows] - z[:, cols]) * scale).max(axis=1)
+def rejected_at(adjusted: np.ndarray, alpha: float, n_draws: int) -> np.ndarray:
+    """Which hypotheses the step-down rejects at alpha, from their adjusted p-values (1 + the
+    draws reaching them) / (n_draws + 1): at most _allowed_reaching of the draws reach them."""
+    out: np.ndarray = adjusted * (n_draws + 1) <= _allowed_reaching(alpha, n_draws) + 1.5
     return out
 
 
@@ -601,7 +585,7 @@ def compatible_bounds(families: Sequence[PairDraws], adjusted: np.ndarray, level
     hypotheses it does not reject. So a pair's interval excludes 0 exactly when it is marked."""
     n_draws = len(families[0].draws)
     allowed = _allowed_reaching(1.0 - level, n_draws)
-    kept = adjusted * (n_draws + 1) > allowed + 1.5  # not rejected: 1 + reached > allowed + 1 draws
+    kept = ~rejected_at(adjusted, 1.0 - level, n_draws)
     if kept.any() and allowed >= 0:
         maxima = np.concatenate([null[:, kept].max(axis=1) for null in _null_blocks(families)])
         c = float(np.sort(maxima)[n_draws - 1 - allowed])
