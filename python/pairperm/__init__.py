@@ -23,6 +23,7 @@ from ._plot_ranks import plot_rank_intervals
 from ._plot_systems import plot_differences, plot_pvalue_matrix
 from ._ranking import RankIntervals
 from ._ranks import rank_intervals, rank_intervals_from_estimates
+from ._records import Evaluation
 from ._replicability import Replicability, replicability
 from ._report import TaskReport
 from ._resampling import BootstrapIntervals, bootstrap_intervals
@@ -47,6 +48,7 @@ __all__ = [
     "ConfidenceInterval",
     "CompareResult",
     "Distribution",
+    "Evaluation",
     "McNemarResult",
     "MonteCarloTestResult",
     "MultiDistribution",
