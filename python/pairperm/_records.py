@@ -144,7 +144,8 @@ class Evaluation:
         if "groups" in options or "metric" in options:
             raise TypeError("Evaluation.compare: the metrics and groups come from the logs; select or build "
                             "another Evaluation to change them")
-        return compare_systems(self.scores, self.metrics, groups=self.groups or None, **options)
+        result: MultiTaskComparison = compare_systems(self.scores, self.metrics, groups=self.groups or None, **options)
+        return result
 
     def ranks(self, task: Optional[str] = None, **options: Any) -> RankIntervals:
         """:func:`pairperm.rank_intervals` of one task's systems (the only task by default)."""
@@ -359,4 +360,5 @@ def _groups(frame: Any, where: np.ndarray, item_codes: np.ndarray, task: str, sa
         raise ValueError(f"{func}: {_where(frame, row)}: {_key_text(frame, row)} of task {task!r} is in group "
                          f"{_plain(frame['group'].iat[row])!r} there but in {_plain(frame['group'].iat[first_row])!r} at "
                          f"{_where(frame, first_row)}; an item belongs to one group")
-    return np.asarray(labels, dtype=object)[ref]
+    out: np.ndarray = np.asarray(labels, dtype=object)[ref]
+    return out
