@@ -174,6 +174,38 @@ def test_same_stem_twice_is_an_error(tmp_path, capsys):
     assert code == 2 and "both name a system 'sys'" in err
 
 
+def test_name_equals_file_names_the_system(tmp_path, systems, capsys):
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d2").mkdir()
+    names = list(systems)
+    for d, name in zip(("d1", "d2"), names):
+        (tmp_path / d / "sys.txt").write_text("\n".join(str(int(v)) for v in systems[name]) + "\n")
+    code, out, _ = run(["compare", f"base={tmp_path / 'd1' / 'sys.txt'}", f"tuned={tmp_path / 'd2' / 'sys.txt'}",
+                        "--format", "json"], capsys)
+    assert code == 0
+    got = pairperm.SystemsComparison.from_dict(json.loads(out))
+    assert got == pairperm.compare_systems({"base": systems[names[0]], "tuned": systems[names[1]]})
+    # A file whose name holds '=' is still a file; a name without a file is an error.
+    odd = tmp_path / "a=b.txt"
+    odd.write_text("1\n0\n")
+    (tmp_path / "c.txt").write_text("0\n0\n")
+    code, out, _ = run(["compare", str(odd), str(tmp_path / "c.txt"), "--format", "json"], capsys)
+    assert code == 0 and pairperm.SystemsComparison.from_dict(json.loads(out)).names == ("a=b", "c")
+    code, _, err = run(["compare", "base=", str(odd)], capsys)
+    assert code == 2 and "NAME=FILE needs a system name and a file" in err
+
+
+def test_name_equals_log_names_the_system_read_by_id(tmp_path, capsys):
+    for d, accs in (("d1", [1, 0, 1]), ("d2", [1, 1, 1])):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "samples.jsonl").write_text("".join(f'{{"doc_id": {i}, "acc": {a}}}\n' for i, a in enumerate(accs)))
+    code, out, _ = run(["compare", f"base={tmp_path / 'd1' / 'samples.jsonl'}", f"tuned={tmp_path / 'd2' / 'samples.jsonl'}",
+                        "--id-field", "doc_id", "--score-field", "acc", "--metric", "sum", "--format", "json"], capsys)
+    assert code == 0
+    assert pairperm.SystemsComparison.from_dict(json.loads(out)) == pairperm.compare_systems(
+        {"base": [1, 0, 1], "tuned": [1, 1, 1]}, "sum")
+
+
 def test_version_and_module_entry_point(tmp_path):
     # `python -m pairperm` importing the tests' pairperm (the child checks it), run from a directory
     # where no other pairperm could be found first.

@@ -161,7 +161,7 @@ def _systems_files(sources: Any, system_field: Optional[str]) -> list[tuple[Opti
     out: list[tuple[Optional[str], Any]] = []
     seen: dict[str, Any] = {}
     for p in paths:
-        stem = _stem(p)
+        stem = file_stem(p)
         if stem in seen:
             raise ValueError(f"{_FUNC}: {p} and {seen[stem]} both name a system {stem!r} (systems are named after "
                              "the file name); give a mapping {system: path}")
@@ -170,7 +170,8 @@ def _systems_files(sources: Any, system_field: Optional[str]) -> list[tuple[Opti
     return out
 
 
-def _stem(path: Any) -> str:
+def file_stem(path: Any) -> str:
+    """A system's name from its file: the file name without ``.gz`` and the format's suffix."""
     if str(path) == "-":
         return "stdin"
     name = Path(path).name

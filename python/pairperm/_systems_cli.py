@@ -6,6 +6,7 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO, Union
@@ -14,7 +15,7 @@ import numpy as np
 
 from ._comparison import SystemPair, SystemsComparison
 from ._files import FORMATS as FORMATS_IN
-from ._files import read_scores
+from ._files import file_stem, read_scores
 from ._inputs import LONG_COLUMNS
 from ._metrics import METRICS
 from ._multipletests import SYSTEMS_CORRECTIONS
@@ -35,7 +36,8 @@ def add_compare_parser(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
         help="compare many systems: every pair (or each against --baseline), corrected for multiple testing",
-        description="Each FILE holds one system's per-entry scores (the system is named after the file's stem): "
+        description="Each FILE holds one system's per-entry scores (the system is named after the file's stem, or "
+                    "NAME=FILE names it): "
                     "one number per line, or tp fp fn columns for --metric f1. Or give one CSV/TSV file whose "
                     "header row names the systems, one column each. '-' reads standard input.",
     )
@@ -100,9 +102,34 @@ def reads_by_id(args: argparse.Namespace) -> bool:
     return logs or any(getattr(args, k, None) is not None for k in ("score_field", "system_field", "input_format"))
 
 
+def named_files(files: list[str]) -> list[tuple[Optional[str], str]]:
+    """The FILE arguments as (system name, path): ``NAME=PATH`` names a system; a path that
+    exists as written (even with a ``=`` in it) is a path, named by the reader."""
+    out: list[tuple[Optional[str], str]] = []
+    for f in files:
+        name, eq, path = f.partition("=")
+        if not eq or f == "-" or os.path.exists(f):
+            out.append((None, f))
+        elif not name or not path:
+            raise ValueError(f"{f!r}: NAME=FILE needs a system name and a file")
+        else:
+            out.append((name, path))
+    return out
+
+
 def read_by_id(files: list[str], args: argparse.Namespace, stdin: Optional[TextIO] = None) -> Any:
     """The systems' scores by id (a pandas DataFrame, a column per system) from read_scores."""
+    named = named_files(files)
     sources: Any = files[0] if len(files) == 1 else files
+    if any(name is not None for name, _ in named):
+        if args.system_field is not None:
+            raise ValueError("NAME=FILE names the system of a file; --system-field names them within one table")
+        sources = {}
+        for name, path in named:
+            name = name if name is not None else file_stem(path)
+            if name in sources:
+                raise ValueError(f"{path} and {sources[name]} both name a system {name!r}")
+            sources[name] = path
     return read_scores(sources, format=args.input_format, id_field=args.id_field, score_field=args.score_field,
                        system_field=args.system_field, stdin=stdin)
 
@@ -111,7 +138,10 @@ def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None, 
     """name -> per-entry scores from the command line's FILE arguments."""
     widths = METRICS[metric].line_widths
     if len(files) == 1:
-        name = files[0]
+        given, name = named_files(files)[0]
+        if given is not None:
+            raise ValueError(f"{files[0]!r}: one file holds one system; give at least two NAME=FILE (or one "
+                             "CSV/TSV file with a header row of system names)")
         # Columns named like ids are read as text, to be refused below by name rather than as non-numbers.
         text = (id_column,) if id_column is not None else (lambda c: id_column_reason(c, ()) is not None)
         table = read_table(name, stdin=stdin, text_columns=text)
@@ -138,11 +168,11 @@ def read_systems(files: list[str], metric: str, stdin: Optional[TextIO] = None, 
         raise ValueError("--id-column names a column of one table of systems (a single FILE with a header row)")
     systems: dict = {}
     origin: dict = {}
-    for name in files:
-        stem = "stdin" if name == "-" else Path(name).stem
+    for given, name in named_files(files):
+        stem = given if given is not None else "stdin" if name == "-" else Path(name).stem
         if stem in systems:
             raise ValueError(f"{name} and {origin[stem]} both name a system {stem!r} (systems are named after the "
-                             "file stem)")
+                             "file stem, or NAME=FILE)")
         table = read_table(name, stdin=stdin, widths=widths, what=f"number(s) for --metric {metric}")
         systems[stem] = table.columns[0] if widths == (1,) else np.column_stack(table.columns)
         origin[stem] = name
