@@ -148,6 +148,24 @@ def test_ranks_of_one_task_equal_rank_intervals_on_its_scores():
     assert ev.ranks(rng=0).to_json() == pairperm.rank_intervals(ev.scores["qa"], "accuracy", rng=0).to_json()
 
 
+def test_each_task_keeps_integer_scores_whatever_the_others_hold():
+    rows = [{"task": t, "system": s, "item": i, "score": (i % 2) if t == "acc" else i / 3, "file": "x", "line": i + 1}
+            for t in ("acc", "real") for s in ("a", "b") for i in range(4)]
+    ev = assemble(Records(pd.DataFrame(rows), ("score",), {"acc": "accuracy", "real": "mean"}))
+    assert ev.scores["acc"]["a"].dtype == np.int64 and ev.scores["real"]["a"].dtype == np.float64
+    assert ev.scores["acc"]["a"].tolist() == [0, 1, 0, 1]
+    rows[1]["score"] = 0.5
+    with pytest.raises(ValueError, match=r"x:2: the score 'score' = 0.5 is not a whole number"):
+        assemble(Records(pd.DataFrame(rows), ("score",), {"acc": "accuracy", "real": "mean"}))
+
+
+def test_a_place_in_a_json_document_names_where_a_score_is():
+    rows = [{"task": "t", "system": "a", "item": i, "score": float("nan") if i == 2 else 1.0, "file": "stats.json",
+             "line": f"[{i}].stats[0].mean"} for i in range(3)]
+    with pytest.raises(ValueError, match=r"stats\.json \[2\]\.stats\[0\]\.mean: the score 'score' is nan"):
+        assemble(Records(pd.DataFrame(rows), ("score",), {"t": "mean"}))
+
+
 def test_evaluation_checks_its_parts_agree():
     with pytest.raises(ValueError, match="system 'b' has 2 items, the ids 3"):
         Evaluation({"t": {"a": np.zeros(3), "b": np.zeros(2)}}, {"t": np.arange(3)}, {"t": "mean"})

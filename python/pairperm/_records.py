@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional
 
 import numpy as np
 
+from ._metrics import METRICS
 from ._multitask import MultiTaskComparison
 from ._ranking import RankIntervals
 from ._ranks import rank_intervals
@@ -206,7 +207,6 @@ def assemble(records: Records, *, samples: Samples = "columns", func: str = "ass
     for c in ("task", "system", "item", "sample", "group"):
         if c in frame.columns:
             _check_labels(frame, c, func, pd)
-    value_array = _values(frame, values, func)
     scores: dict[str, dict[str, np.ndarray]] = {}
     ids: dict[str, np.ndarray] = {}
     groups: dict[str, np.ndarray] = {}
@@ -218,14 +218,20 @@ def assemble(records: Records, *, samples: Samples = "columns", func: str = "ass
         if name not in records.metrics:
             raise ValueError(f"{func}: no metric for task {name!r}")
         metrics[name] = records.metrics[name]
-        scores[name], ids[name], group = _task(frame.iloc[rows], value_array[rows], name, samples, func, pd)
+        sub = frame.iloc[rows]
+        # Each task's values are int64 when its own are integers, whatever the other tasks hold.
+        metric = METRICS.get(metrics[name])
+        integer = metric is not None and (metric.integer or metric.counts)
+        scores[name], ids[name], group = _task(sub, _values(sub, values, integer, func), name, samples, func, pd)
         if group is not None:
             groups[name] = group
     return Evaluation(scores, ids, metrics, groups)
 
 
 def _where(frame: Any, row: int) -> str:
-    return f"{frame['file'].iat[row]}:{frame['line'].iat[row]}"
+    """file:line, or the file and a place in it (e.g. a JSON path) where a reader gives text."""
+    line = frame["line"].iat[row]
+    return f"{frame['file'].iat[row]}:{line}" if isinstance(line, (int, np.integer)) else f"{frame['file'].iat[row]} {line}"
 
 
 def _check_labels(frame: Any, column: str, func: str, pd: Any) -> None:
@@ -242,8 +248,10 @@ def _check_labels(frame: Any, column: str, func: str, pd: Any) -> None:
             raise ValueError(f"{func}: {_where(frame, row)}: the {column} {v!r} is no string or finite number")
 
 
-def _values(frame: Any, values: tuple[str, ...], func: str) -> np.ndarray:
-    """(rows, len(values)) int64 when every value column is integer (or boolean), else float64."""
+def _values(frame: Any, values: tuple[str, ...], integer: bool, func: str) -> np.ndarray:
+    """(rows, len(values)) int64 when every value column is integer (or boolean), or when the
+    task's metric reads integers (accuracy, counts) and every value is a whole number below 2^53
+    (a column shared with real-valued tasks is float64); else float64."""
     cols = []
     for c in values:
         col = frame[c].to_numpy()
@@ -260,7 +268,14 @@ def _values(frame: Any, values: tuple[str, ...], func: str) -> np.ndarray:
                 raise ValueError(f"{func}: {_where(frame, int(bad[0]))}: the score {c!r} is {col[bad[0]]}, not a "
                                  "finite number")
         cols.append(col)
-    if all(c.dtype.kind in "iu" for c in cols):
+    if integer:
+        for c, col in zip(values, cols):
+            if col.dtype.kind == "f":
+                bad = np.flatnonzero((col != np.round(col)) | (np.abs(col) >= 2.0**53))
+                if len(bad):
+                    raise ValueError(f"{func}: {_where(frame, int(bad[0]))}: the score {c!r} = {col[bad[0]]} is not a "
+                                     "whole number, which the task's metric counts")
+    if integer or all(c.dtype.kind in "iu" for c in cols):
         return np.stack([c.astype(np.int64) for c in cols], axis=1)
     return np.stack([c.astype(np.float64) for c in cols], axis=1)
 
