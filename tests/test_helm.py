@@ -161,7 +161,7 @@ def test_systems_select_and_rename_models_and_run_folders_can_be_given():
     # A row's line is its record's index in the JSON array.
     records = _json(_run(NQA, GPT2) / "per_instance_stats.json")
     for _, row in one.frame.iterrows():
-        record = records[row["line"]]
+        record = records[int(row["line"].strip("[]"))]
         assert (record["instance_id"], record["train_trial_index"], record["stats"][0]["mean"]) == \
             (row["item"], row["sample"], row["score"]) and "perturbation" not in record
 
@@ -209,8 +209,8 @@ def test_missing_repeated_and_duplicated_runs_are_refused(tmp_path):
         read_helm(suite)
     # An instance scored twice in a run.
     suite = _broken(tmp_path / "b", lambda records: records.append(records[0]))
-    with pytest.raises(ValueError, match=r"model=openai_gpt2/per_instance_stats\.json:5: system 'openai/gpt2' scores "
-                                         r"item 'id5' of task .* again \(first at .*:0\)"):
+    with pytest.raises(ValueError, match=r"model=openai_gpt2/per_instance_stats\.json \[5\]: system 'openai/gpt2' scores "
+                                         r"item 'id5' of task .* again \(first at .* \[0\]\)"):
         read_helm(suite)
     # A model's run lacks the stat that the other model's run of the task has.
     suite = _broken(tmp_path / "c", lambda records: [s["name"].update(name="em") for r in records for s in r["stats"]

@@ -15,7 +15,7 @@ A system is a run's ``adapter_spec.model``; a task is the run's name without its
 the runs of one scenario by several models are one task. An item is an instance id, and its
 score the chosen stat's ``mean`` on that instance (``sum / count``; a per-instance stat usually
 counts one value). Every train trial is a sample of the item. In error messages and in the records'
-``line`` column, a record is its 0-based index in the JSON array, as in ``[12].stats[3]``.
+``line`` column, a record is its place in the JSON array, ``[12]`` (0-based, as in ``[12].stats[3]``).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
         groups: dict[str, Any] = {}
         if group_field is not None:
             groups = _read_groups(folder, loads, group_field, description, {s.item for s in scores})
-        rows.extend((task, system, s.item, s.trial, groups.get(s.item), s.value, str(stats_file), s.record)
+        rows.extend((task, system, s.item, s.trial, groups.get(s.item), s.value, str(stats_file), f"[{s.record}]")
                     for s in scores)
     if names is not None:
         absent = [m for m in names if m not in seen_models]
