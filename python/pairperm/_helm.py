@@ -122,7 +122,7 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
     names = _system_names(systems)
     runs: dict[tuple[str, str], Path] = {}
     seen_models: set[str] = set()
-    rows: list[tuple[str, str, str, int, Any, Union[int, float], str, int]] = []
+    rows: list[tuple[str, str, str, int, Any, Union[int, float], str, str]] = []
     # Runs without the stat (on the split and perturbation asked for): those of other scenarios
     # in a suite, passed over unless another system's run of the same task has it.
     passed_over: list[tuple[str, Path, tuple[bool, str]]] = []
