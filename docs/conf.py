@@ -53,10 +53,14 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # the docstrings describe types in NumPy style
 
 # Doctests (`-b doctest`) run every >>> block of these pages and of the docstrings they include.
-doctest_global_setup = """
+# LOGS: the log fixtures of every harness the readers follow (tests/data/logs), used by the
+# harness pages.
+doctest_global_setup = f"""
 import numpy as np
 import pairperm
+from pathlib import Path
 np.set_printoptions(legacy=False)
+LOGS = Path({str(Path(__file__).resolve().parent.parent / "tests" / "data" / "logs")!r})
 """
 
 # Figures are drawn when the site is built; nothing rendered is committed.

@@ -11,12 +11,19 @@ from ._comparison import SystemsComparison
 from ._distribution import Distribution, MultiDistribution
 from ._errors import PrecisionWarning, SupportTooLargeError
 from ._f1 import f1_test, precision_test, recall_test
+from ._fields import read_jsonl_logs
 from ._files import read_scores
+from ._harness import read_logs
+from ._helm import read_helm
+from ._inspect_logs import read_inspect
 from ._intervals import ConfidenceInterval, ShiftInterval, shift_interval
+from ._lighteval import read_lighteval
+from ._lm_eval import read_lm_eval
 from ._metrics import BLEU_COLUMNS, CHRF_COLUMNS
 from ._montecarlo import monte_carlo_test
 from ._multipletests import multipletests
 from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
+from ._openai_evals import read_openai_evals
 from ._permutation import convolve_dp, convolve_fft, null_distribution, permutation_test
 from ._plot import plot_distribution, plot_result
 from ._plot_ranks import plot_rank_intervals
@@ -38,6 +45,7 @@ from ._results import (
 )
 from ._structured import structured_test
 from ._systems import compare_systems
+from ._trec import read_trec, read_trec_eval_q
 from ._version import __version__
 
 __all__ = [
@@ -79,7 +87,16 @@ __all__ = [
     "precision_test",
     "rank_intervals",
     "rank_intervals_from_estimates",
+    "read_helm",
+    "read_inspect",
+    "read_jsonl_logs",
+    "read_lighteval",
+    "read_lm_eval",
+    "read_logs",
+    "read_openai_evals",
     "read_scores",
+    "read_trec",
+    "read_trec_eval_q",
     "recall_test",
     "replicability",
     "shift_interval",

@@ -309,6 +309,15 @@ def _loads() -> Callable[[bytes], Any]:
     return loads
 
 
+def json_document(data: bytes) -> Any:
+    """A whole JSON document: by orjson where installed, by the json module where orjson refuses
+    it (the NaN and Infinity Python's json writes) or is not installed."""
+    try:
+        return _loads()(data)
+    except ValueError:  # orjson's JSONDecodeError is one
+        return json.loads(data)
+
+
 def json_record(raw: bytes, name: str, lineno: int) -> Any:
     """One line by the json module (exact integers, NaN and Infinity accepted), or a
     ValueError naming the line."""

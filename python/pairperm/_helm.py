@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional, Union
 
+from ._fields import json_document
 from ._records import Evaluation, Records, Samples, assemble, pandas_or_raise
 
 __all__ = ["read_helm"]
@@ -112,7 +113,7 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
                  systems: Union[None, Mapping[str, str], Sequence[str]] = None) -> Records:
     """The records :func:`read_helm` assembles (its parameters but `samples`)."""
     pd = pandas_or_raise(_FUNC)
-    loads = _json_loads()
+    loads = json_document
     if not isinstance(stat, str) or not stat:
         raise ValueError(f"{_FUNC}: stat must be the name of a per-instance stat; got {stat!r}")
     if split is not None and not isinstance(split, str):
@@ -185,22 +186,6 @@ def _assemble_tasks(records: Records, samples: Samples) -> Evaluation:
     for evaluation in parts[1:]:
         joined = joined | evaluation
     return joined
-
-
-def _json_loads() -> Callable[[bytes], Any]:
-    """orjson's parser, with Python's as the fallback for the Infinity Python's json writes
-    (HELM drops NaN stats but not infinite ones), which orjson refuses."""
-    try:
-        import orjson
-    except ImportError:
-        raise ImportError(f"{_FUNC} needs orjson: pip install 'pairperm[logs]'") from None
-
-    def loads(data: bytes) -> Any:
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return json.loads(data)
-    return loads
 
 
 def _load(file: Path, loads: Callable[[bytes], Any]) -> Any:

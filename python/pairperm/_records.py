@@ -49,6 +49,9 @@ class Records(NamedTuple):
 class Evaluation:
     """Per-item scores of several systems on several tasks, read from evaluation logs.
 
+    :meth:`compare` runs :func:`pairperm.compare_systems` on every task; :meth:`ranks` gives
+    one task's rank intervals. Instances pickle, and ``a | b`` joins two readers' tasks.
+
     Attributes
     ----------
     scores : dict
@@ -62,9 +65,6 @@ class Evaluation:
     groups : dict
         ``{task: labels}`` for the tasks whose logs say each item's unit (a passage, or the item
         itself when its samples are rows).
-
-    :meth:`compare` runs :func:`pairperm.compare_systems` on every task; :meth:`ranks` gives
-    one task's rank intervals. Instances pickle, and ``a | b`` joins two readers' tasks.
     """
 
     def __init__(self, scores: Mapping[str, Mapping[str, np.ndarray]], ids: Mapping[str, np.ndarray],

@@ -17,6 +17,7 @@ from ._comparison import SystemPair, SystemsComparison
 from ._files import FORMATS as FORMATS_IN
 from ._files import file_stem, read_scores
 from ._inputs import LONG_COLUMNS
+from ._logs_cli import add_log_options, read_log_arguments
 from ._metrics import METRICS
 from ._multipletests import SYSTEMS_CORRECTIONS
 from ._multitask import MultiTaskComparison, TaskPair
@@ -43,7 +44,7 @@ def add_compare_parser(sub: Any) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE")
     metrics = [name for name, m in METRICS.items() if m.line_widths]
-    p.add_argument("--metric", choices=metrics, default="accuracy")
+    p.add_argument("--metric", choices=metrics, default=None, help="default: accuracy (with --logs: each task's own)")
     add_input_options(p)
     p.add_argument("--baseline", metavar="NAME", help="compare each system against this one only")
     p.add_argument("--correction", choices=[c for c in SYSTEMS_CORRECTIONS if c] + ["none"], default="holm")
@@ -67,6 +68,7 @@ def add_compare_parser(sub: Any) -> None:
     p.add_argument("--ranks", action="store_true",
                    help="also each system's simultaneous rank interval at --confidence-level (0.95 if 0), whether "
                         "it could be first, and compact letters (with --long: each task's)")
+    add_log_options(p)
 
 
 def whole_number(least: int) -> Any:
@@ -249,18 +251,31 @@ def run_compare(args: argparse.Namespace, out: Optional[TextIO] = None, stdin: O
         options["rng"] = args.seed
     if args.n_resamples is not None:
         options["n_resamples"] = args.n_resamples
-    if long:
+    logs = getattr(args, "logs", None)
+    if long or logs:
         options.update(correction_scope=args.correction_scope)
-        scores: Any = read_long_table(args.files, stdin)
+    metric: Any = args.metric or "accuracy"
+    if logs:
+        if long or args.metric is not None:
+            raise ValueError(f"--logs reads each task's metric from the logs; {'--long' if long else '--metric'} "
+                             "does not apply")
+        if args.input_format is not None:
+            raise ValueError("--input-format is for score files read by id; --logs names the logs' format")
+        evaluation = read_log_arguments(named_files(args.files), args)
+        scores: Any = evaluation.scores
+        metric = evaluation.metrics
+        options["groups"] = evaluation.groups or None
+    elif long:
+        scores = read_long_table(args.files, stdin)
     elif reads_by_id(args):
-        if args.metric not in _PER_ENTRY_METRICS:
-            raise ValueError(f"--metric {args.metric} needs rows of counts; scores read by id (--score-field) are "
+        if metric not in _PER_ENTRY_METRICS:
+            raise ValueError(f"--metric {metric} needs rows of counts; scores read by id (--score-field) are "
                              "one number per item")
         scores = read_by_id(args.files, args, stdin)
     else:
-        scores = read_systems(args.files, args.metric, stdin, args.id_field)
+        scores = read_systems(args.files, metric, stdin, args.id_field)
     res = compare_systems(
-        scores, args.metric, baseline=args.baseline, alternative=args.alternative,
+        scores, metric, baseline=args.baseline, alternative=args.alternative,
         correction=None if args.correction == "none" else args.correction, alpha=args.alpha, n_jobs=args.jobs,
         **options,
     )
