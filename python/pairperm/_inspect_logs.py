@@ -50,7 +50,6 @@ _HEADER = "header.json"
 _SAMPLES_DIR = "samples/"
 # The zip method number of Zstandard, which Python's zipfile reads from 3.14 on.
 _ZIP_ZSTANDARD = 93
-_ZIP_READS_ZSTANDARD = getattr(zipfile, "ZIP_ZSTANDARD", None) == _ZIP_ZSTANDARD
 _LOCAL_HEADER_SIZE = 30
 # inspect_ai lists a folder's .json files as logs only when their names start with the time
 # they were written (eval sets keep other JSON files, logs.json and eval-set.json, beside them).
@@ -201,8 +200,10 @@ def _read_json(path: str) -> tuple[Any, list[tuple[int, Any]]]:
 
 
 def _read_eval(path: str) -> tuple[Any, list[tuple[int, Any]]]:
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        archive = zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
         raise ValueError(f"{path}: not a readable .eval archive ({exc})") from None
     with archive:
@@ -210,48 +211,61 @@ def _read_eval(path: str) -> tuple[Any, list[tuple[int, Any]]]:
         if _HEADER not in names:
             raise ValueError(f"{path}: no {_HEADER}: the run has not finished (it is running, or stopped before "
                              "writing its results)")
-        header = _member(archive, _HEADER, path)
+        header = _member(archive, data, _HEADER, path)
         entries = [n for n in names if n.startswith(_SAMPLES_DIR) and n.endswith(".json")]
         if not entries:
             raise ValueError(f"{path}: the log holds no samples (was it written with log_samples=False?)")
-        samples = [(k, _member(archive, name, path)) for k, name in enumerate(entries, 1)]
+        samples = [(k, _member(archive, data, name, path)) for k, name in enumerate(entries, 1)]
     return header, samples
 
 
-def _member(archive: zipfile.ZipFile, name: str, path: str) -> Any:
+def _member(archive: zipfile.ZipFile, data: bytes, name: str, path: str) -> Any:
+    """An entry of the archive (`data`, the whole file) as JSON, its size and CRC checked."""
     info = archive.getinfo(name)
     try:
-        if info.compress_type == _ZIP_ZSTANDARD and not _ZIP_READS_ZSTANDARD:
-            data = _zstandard_member(archive, info, path)
+        raw = _stored_bytes(data, info)
+        if info.compress_type == zipfile.ZIP_STORED:
+            content = raw
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            content = zlib.decompress(raw, -zlib.MAX_WBITS)
+        elif info.compress_type == _ZIP_ZSTANDARD:
+            content = _zstandard(raw, info.file_size, path)
         else:
-            data = archive.read(info)
-        return json_document(data)
-    except (ValueError, zipfile.BadZipFile, NotImplementedError) as exc:
+            raise NotImplementedError(f"compression method {info.compress_type}")
+        if len(content) != info.file_size or zlib.crc32(content) != info.CRC:
+            raise zipfile.BadZipFile("its size or CRC differs from the archive's record")
+        return json_document(content)
+    except (ValueError, zipfile.BadZipFile, NotImplementedError, zlib.error) as exc:
         raise ValueError(f"{path}: {name}: unreadable ({exc})") from None
 
 
-def _zstandard_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> bytes:
-    """A Zstandard-compressed entry (inspect_ai writes them so), decompressed by the zstandard
-    package where Python's zipfile cannot (before Python 3.14), and checked by its CRC."""
-    try:
-        import zstandard
-    except ImportError:
-        raise ImportError(f"{_FUNC}: {path} is compressed with Zstandard, which needs the zstandard package before "
-                          "Python 3.14: pip install zstandard") from None
-    assert archive.fp is not None
-    archive.fp.seek(info.header_offset)
-    local = archive.fp.read(_LOCAL_HEADER_SIZE)
+def _stored_bytes(data: bytes, info: zipfile.ZipInfo) -> bytes:
+    """An entry's bytes as stored, sliced from the archive in memory: zipfile's reader seeks
+    three times an entry, which costs more than inflating and parsing it."""
+    local = data[info.header_offset:info.header_offset + _LOCAL_HEADER_SIZE]
     if local[:4] != b"PK\x03\x04":
         raise zipfile.BadZipFile(f"no local header at offset {info.header_offset}")
     # The local header is followed by its own copy of the name and an extra field of its own size.
-    skip = int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
-    archive.fp.seek(info.header_offset + _LOCAL_HEADER_SIZE + skip)
-    compressed = archive.fp.read(info.compress_size)
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(compressed), read_across_frames=True)
-    data = reader.read(info.file_size + 1)
-    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
-        raise zipfile.BadZipFile("its size or CRC differs from the archive's record")
-    return bytes(data)
+    start = (info.header_offset + _LOCAL_HEADER_SIZE + int.from_bytes(local[26:28], "little")
+             + int.from_bytes(local[28:30], "little"))
+    return data[start:start + info.compress_size]
+
+
+def _zstandard(raw: bytes, size: int, path: str) -> bytes:
+    """A Zstandard-compressed entry (inspect_ai writes them so): by the zstandard package, or by
+    the standard library's compression.zstd from Python 3.14."""
+    try:
+        import zstandard
+    except ImportError:
+        try:
+            from compression import zstd
+        except ImportError:
+            raise ImportError(f"{_FUNC}: {path} is compressed with Zstandard, which needs the zstandard package "
+                              "before Python 3.14: pip install zstandard") from None
+        out: bytes = zstd.decompress(raw)
+        return out
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
+    return bytes(reader.read(size + 1))
 
 
 def _check_header(header: Any, path: str) -> tuple[str, str]:
