@@ -107,8 +107,10 @@ def trec_records(runs: Paths, qrels: PathArg, *, measure: Union[str, Any, Sequen
     judged = _read_fields(str(qrels), _QRELS_FIELDS, {"rel"}, set(), func, pd)
     _refuse_repeats(judged, ("qid", "docno"), "judged", str(qrels), func)
     topics = judged.drop_duplicates("qid")
-    qrels_frame = pd.DataFrame({"query_id": judged["qid"], "doc_id": judged["docno"],
-                                "relevance": judged["rel"].astype(np.int64)})
+    # One evaluator for every run, and the judgements and rankings handed over as
+    # {qid: {docno: value}}: ir-measures turns DataFrames into those row by row.
+    evaluator = ir_measures.evaluator(measures, _nested(judged["qid"], judged["docno"],
+                                                        judged["rel"].astype(np.int64).tolist()))
     rows: list[tuple[str, str, str, float, str, int]] = []
     names: dict[str, str] = {}
     for given, path in _named_files(runs, systems, func):
@@ -123,9 +125,8 @@ def trec_records(runs: Paths, qrels: PathArg, *, measure: Union[str, Any, Sequen
         if not len(kept):
             raise ValueError(f"{func}: {path}: no topic of this run is in the qrels {qrels} (the run's topics: "
                              f"{_few(ranked['qid'].unique())}; the qrels': {_few(topics['qid'])})")
-        run_frame = pd.DataFrame({"query_id": kept["qid"], "doc_id": kept["docno"], "score": kept["score"]})
         values = {(str(m.measure), m.query_id): float(m.value)
-                  for m in ir_measures.iter_calc(measures, qrels_frame, run_frame)}
+                  for m in evaluator.iter_calc(_nested(kept["qid"], kept["docno"], kept["score"].tolist()))}
         firsts = kept.drop_duplicates("qid")
         first_line = dict(zip(firsts["qid"], firsts["line"].tolist()))
         for m in measures:
@@ -147,6 +148,14 @@ def trec_records(runs: Paths, qrels: PathArg, *, measure: Union[str, Any, Sequen
     frame = pd.DataFrame(rows, columns=["task", "system", "item", "score", "file", "line"])
     metrics = {str(m): _metric_of_measure(m.NAME) for m in measures}
     return Records(frame, ("score",), metrics)
+
+
+def _nested(qids: Any, docnos: Any, values: list[Any]) -> dict[str, dict[str, Any]]:
+    """{qid: {docno: value}}, the form ir-measures reads without converting."""
+    out: dict[str, dict[str, Any]] = {}
+    for q, d, v in zip(qids.tolist(), docnos.tolist(), values):
+        out.setdefault(q, {})[d] = v
+    return out
 
 
 def read_trec_eval_q(paths: Paths, *, measure: Union[str, Sequence[str]],
