@@ -2,6 +2,8 @@
 #include "mt/text.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace pairperm::mt {
@@ -32,21 +34,34 @@ void replace_all(std::vector<char32_t>& text, std::u32string_view pattern, std::
 
 // Python's re.sub for a pattern of exactly two single code points: a match at i needs
 // matches(text[i], text[i + 1]), and the search goes on after it at i + 2, so a code point
-// taken by one match is never the first of the next.
+// taken by one match is never the first of the next. emit(out, a, b) writes a match's four
+// code points and returns the end.
 template <class Matches, class Emit>
 void substitute_pairs(std::vector<char32_t>& text, std::vector<char32_t>& scratch, Matches matches, Emit emit) {
-    scratch.clear();
     const std::size_t n = text.size();
+    scratch.resize(2 * n);  // each match of two code points writes four
+    const char32_t* s = text.data();
+    char32_t* out = scratch.data();
     std::size_t i = 0;
-    while (i < n) {
-        if (i + 1 < n && matches(text[i], text[i + 1])) {
-            emit(scratch, text[i], text[i + 1]);
+    while (i + 1 < n) {
+        if (matches(s[i], s[i + 1])) {
+            out = emit(out, s[i], s[i + 1]);
             i += 2;
         } else {
-            scratch.push_back(text[i++]);
+            *out++ = s[i++];
         }
     }
+    if (i < n) *out++ = s[i];
+    scratch.resize(static_cast<std::size_t>(out - scratch.data()));
     text.swap(scratch);
+}
+
+char32_t* write4(char32_t* out, char32_t a, char32_t b, char32_t c, char32_t d) {
+    out[0] = a;
+    out[1] = b;
+    out[2] = c;
+    out[3] = d;
+    return out + 4;
 }
 
 bool is_digit(char32_t c) { return c >= U'0' && c <= U'9'; }  // the regexes' [0-9]: ASCII digits only
@@ -62,14 +77,24 @@ bool is_13a_symbol(char32_t c) {
 }  // namespace
 
 bool decode_utf8(const char* data, std::size_t size, std::vector<char32_t>& out, std::size_t& bad) {
-    out.clear();
-    out.reserve(size);
+    out.resize(size);  // at most one code point per byte
     const auto* s = reinterpret_cast<const unsigned char*>(data);
+    char32_t* o = out.data();
     std::size_t i = 0;
     while (i < size) {
+        // ASCII eight bytes at a time (most text, and all of it in many languages).
+        while (size - i >= 8) {
+            std::uint64_t word;
+            std::memcpy(&word, s + i, 8);
+            if ((word & 0x8080808080808080ULL) != 0) break;
+            for (std::size_t k = 0; k < 8; ++k) o[k] = s[i + k];
+            o += 8;
+            i += 8;
+        }
+        if (i == size) break;
         const unsigned char b = s[i];
         if (b < 0x80) {
-            out.push_back(b);
+            *o++ = b;
             ++i;
             continue;
         }
@@ -97,22 +122,22 @@ bool decode_utf8(const char* data, std::size_t size, std::vector<char32_t>& out,
             bad = i;
             return false;
         }
-        out.push_back(c);
+        *o++ = c;
         i += len;
     }
+    out.resize(static_cast<std::size_t>(o - out.data()));
     return true;
 }
 
 void split(const std::vector<char32_t>& text, std::vector<Span>& words) {
     words.clear();
     const char32_t* p = text.data();
-    const std::size_t n = text.size();
-    std::size_t i = 0;
-    while (i < n) {
-        while (i < n && is_space(p[i])) ++i;
-        const std::size_t start = i;
-        while (i < n && !is_space(p[i])) ++i;
-        if (i > start) words.push_back({p + start, i - start});
+    const char32_t* const end = p + text.size();
+    while (p != end) {
+        while (p != end && is_space(*p)) ++p;
+        const char32_t* start = p;
+        while (p != end && !is_space(*p)) ++p;
+        if (p != start) words.push_back({start, static_cast<std::size_t>(p - start)});
     }
 }
 
@@ -128,31 +153,42 @@ void tokenize_13a(std::vector<char32_t>& text, std::vector<char32_t>& scratch) {
         replace_all(text, U"&gt;", U">", scratch);
     }
     // The line padded by a space on each side, and every symbol of the first class spaced out.
-    scratch.clear();
-    scratch.push_back(U' ');
+    const std::size_t n = text.size();
+    scratch.resize(3 * n + 2);
+    char32_t* out = scratch.data();
+    *out++ = U' ';
+    bool period_or_comma = false, dash = false;  // the later rules' triggers: passes without them change nothing
     for (const char32_t c : text) {
         if (is_13a_symbol(c)) {
-            scratch.push_back(U' ');
-            scratch.push_back(c);
-            scratch.push_back(U' ');
+            out[0] = U' ';
+            out[1] = c;
+            out[2] = U' ';
+            out += 3;
         } else {
-            scratch.push_back(c);
+            *out++ = c;
+            period_or_comma = period_or_comma || is_period_or_comma(c);
+            dash = dash || c == U'-';
         }
     }
-    scratch.push_back(U' ');
+    *out++ = U' ';
+    scratch.resize(static_cast<std::size_t>(out - scratch.data()));
     text.swap(scratch);
-    // Period and comma unless preceded by a digit: ([^0-9])([\.,]) -> "\1 \2 ".
-    substitute_pairs(
-        text, scratch, [](char32_t a, char32_t b) { return !is_digit(a) && is_period_or_comma(b); },
-        [](std::vector<char32_t>& o, char32_t a, char32_t b) { o.insert(o.end(), {a, U' ', b, U' '}); });
-    // Period and comma unless followed by a digit: ([\.,])([^0-9]) -> " \1 \2".
-    substitute_pairs(
-        text, scratch, [](char32_t a, char32_t b) { return is_period_or_comma(a) && !is_digit(b); },
-        [](std::vector<char32_t>& o, char32_t a, char32_t b) { o.insert(o.end(), {U' ', a, U' ', b}); });
-    // A dash after a digit: ([0-9])(-) -> "\1 \2 ".
-    substitute_pairs(
-        text, scratch, [](char32_t a, char32_t b) { return is_digit(a) && b == U'-'; },
-        [](std::vector<char32_t>& o, char32_t a, char32_t b) { o.insert(o.end(), {a, U' ', b, U' '}); });
+    if (period_or_comma) {
+        // Period and comma unless preceded by a digit: ([^0-9])([\.,]) -> "\1 \2 ".
+        substitute_pairs(
+            text, scratch, [](char32_t a, char32_t b) { return !is_digit(a) && is_period_or_comma(b); },
+            [](char32_t* o, char32_t a, char32_t b) { return write4(o, a, U' ', b, U' '); });
+        // Period and comma unless followed by a digit: ([\.,])([^0-9]) -> " \1 \2".
+        substitute_pairs(
+            text, scratch, [](char32_t a, char32_t b) { return is_period_or_comma(a) && !is_digit(b); },
+            [](char32_t* o, char32_t a, char32_t b) { return write4(o, U' ', a, U' ', b); });
+    }
+    if (dash) {
+        // A dash after a digit: ([0-9])(-) -> "\1 \2 ".
+        substitute_pairs(
+            text, scratch, [](char32_t a, char32_t b) { return is_digit(a) && b == U'-'; },
+            [](char32_t* o, char32_t a, char32_t b) { return write4(o, a, U' ', b, U' '); });
+    }
 }
 
 void chrf_words(const std::vector<char32_t>& text, std::vector<Span>& split_words, std::vector<Span>& words) {

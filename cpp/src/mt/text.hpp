@@ -18,8 +18,8 @@ struct Span {
 // at: the ASCII separators, NEL, NBSP and Unicode's space separators and line/paragraph
 // separators (ZERO WIDTH SPACE and MONGOLIAN VOWEL SEPARATOR are not among them).
 inline bool is_space(char32_t c) {
+    if (c > 0x20 && c < 0x85) return false;  // most code points of most text: one test
     if (c <= 0x20) return c == 0x20 || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
-    if (c < 0x85) return false;
     return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
            c == 0x202F || c == 0x205F || c == 0x3000;
 }
