@@ -170,6 +170,17 @@ def test_no_sentences() -> None:
     assert mt_statistics([], [[], []], metric="chrf++").shape == (0, 24)
 
 
+def test_ordered_collections_are_taken_and_sets_refused() -> None:
+    pd = pytest.importorskip("pandas")
+    expected = mt_statistics(HYPS, REFS)
+    for hyps, refs in ((tuple(HYPS), pd.Series(REFS)), (np.array(HYPS), np.array(REFS)),
+                       (pd.Series(HYPS, index=range(len(HYPS), 0, -1)), [pd.Series(REFS), tuple(REFS)])):
+        np.testing.assert_array_equal(mt_statistics(hyps, refs), expected)
+    for bad in (set(HYPS), dict.fromkeys(HYPS), iter(HYPS)):
+        with pytest.raises(ValueError, match="hypotheses must be a sequence of strings"):
+            mt_statistics(bad, REFS)
+
+
 def test_threads_and_blocks_do_not_change_the_rows() -> None:
     """Over several of the core's blocks of sentences, on one thread, two and all, and from
     Python threads at once (the GIL is released while counting)."""
@@ -346,6 +357,16 @@ def test_a_large_corpus_equals_sacrebleu() -> None:
     for metric in ("bleu", "chrf", "chrf++"):
         rows = assert_as_sacrebleu(hyps, [refs], metric)
         assert_corpus_score(rows, hyps, [refs], metric)
+
+
+@pytest.mark.slow
+def test_long_segments_equal_sacrebleu() -> None:
+    """Segments of tens of thousands of code points: the tables grow past their first size."""
+    rng = random.Random(5)
+    hyps = ["".join(rng.choice(PIECES) for _ in range(20_000)) for _ in range(2)]
+    refs = [h[::-1] if i else h[5000:] + h[:5000] for i, h in enumerate(hyps)]
+    for metric in ("bleu", "chrf", "chrf++"):
+        assert_as_sacrebleu(hyps, [refs, hyps], metric)
 
 
 def test_no_sacrebleu_is_imported_by_mt_statistics() -> None:

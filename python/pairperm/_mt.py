@@ -104,26 +104,33 @@ def _check_options(metric: Any, tokenize: Any, lowercase: Any, func: str) -> Opt
     return None
 
 
+def _in_order(values: Any) -> bool:
+    """A collection whose iteration order is its order (list, tuple, NumPy array, pandas Series),
+    not one text, a mapping or a set."""
+    return (not isinstance(values, (str, bytes, Mapping)) and hasattr(values, "__len__")
+            and hasattr(values, "__getitem__"))
+
+
 def _texts(values: Any, name: str, func: str) -> list[str]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+    if not _in_order(values):
         raise ValueError(f"{func}: {name} must be a sequence of strings (one sentence each); got "
                          f"{type(values).__name__}")
     texts = list(values)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise ValueError(f"{func}: {name}[{i}] is {type(t).__name__}, not a string")
+    if not all(isinstance(t, str) for t in texts):
+        i, t = next((i, t) for i, t in enumerate(texts) if not isinstance(t, str))
+        raise ValueError(f"{func}: {name}[{i}] is {type(t).__name__}, not a string")
     return texts
 
 
 def _reference_streams(references: Any, n: int, func: str) -> list[list[Optional[str]]]:
     """references[r][i] as lists: one stream when `references` holds strings, else its streams."""
-    if isinstance(references, (str, bytes)) or not isinstance(references, (Sequence, np.ndarray)):
+    if not _in_order(references):
         raise ValueError(f"{func}: references must be a sequence of strings or of reference streams; got "
                          f"{type(references).__name__}")
     items = list(references)
     if all(isinstance(r, str) for r in items) and (items or n == 0):
         streams: list[list[Optional[str]]] = [list(items)]
-    elif items and all(isinstance(s, (Sequence, np.ndarray)) and not isinstance(s, (str, bytes)) for s in items):
+    elif items and all(_in_order(s) for s in items):
         streams = [list(s) for s in items]
     else:
         raise ValueError(f"{func}: references must be one string per hypothesis, or a list of reference streams "
@@ -132,12 +139,13 @@ def _reference_streams(references: Any, n: int, func: str) -> list[list[Optional
     for r, stream in enumerate(streams):
         if len(stream) != n:
             raise ValueError(f"{func}: reference stream {r} holds {len(stream)} sentences, the hypotheses {n}")
-        for i, t in enumerate(stream):
-            if t is not None and not isinstance(t, str):
-                raise ValueError(f"{func}: references[{r}][{i}] is {type(t).__name__}, not a string or None")
-    for i in range(n):
-        if all(stream[i] is None for stream in streams):
-            raise ValueError(f"{func}: sentence {i} has no reference in any stream (every stream holds None)")
+        if not all(t is None or isinstance(t, str) for t in stream):
+            i, t = next((i, t) for i, t in enumerate(stream) if t is not None and not isinstance(t, str))
+            raise ValueError(f"{func}: references[{r}][{i}] is {type(t).__name__}, not a string or None")
+    if any(None in stream for stream in streams):
+        for i in range(n):
+            if all(stream[i] is None for stream in streams):
+                raise ValueError(f"{func}: sentence {i} has no reference in any stream (every stream holds None)")
     return streams
 
 
