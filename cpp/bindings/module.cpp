@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     pairperm::bindings::bind_plan(m);  // before bind_batch, whose defaults are PlanLimits
     pairperm::bindings::bind_batch(m);
     pairperm::bindings::bind_executor(m);
+    pairperm::bindings::bind_mt(m);
 }

@@ -157,5 +157,6 @@ void bind_intervals(py::module_& m);
 void bind_batch(py::module_& m);
 void bind_plan(py::module_& m);
 void bind_executor(py::module_& m);
+void bind_mt(py::module_& m);
 
 }  // namespace pairperm::bindings

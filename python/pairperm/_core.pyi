@@ -256,3 +256,12 @@ def cap_total_mass(pmf: npt.ArrayLike) -> npt.NDArray[np.float64]: ...
 # What grouped_pvalue takes on unasked (cpp/include/pairperm/pvalue.hpp)
 grouped_max_window: float
 grouped_max_work: float
+
+# Per-sentence MT statistics as sacrebleu 2 counts them (cpp/bindings/bind_mt.cpp): references
+# are streams, references[r][i] the r-th reference of segment i (None: that stream has none).
+def bleu_statistics(
+    hypotheses: list[str], references: list[list[Optional[str]]], tokenize: str = "13a", n_threads: int = 0,
+) -> npt.NDArray[np.int64]: ...
+def chrf_statistics(
+    hypotheses: list[str], references: list[list[Optional[str]]], word_order: int = 0, n_threads: int = 0,
+) -> npt.NDArray[np.int64]: ...
