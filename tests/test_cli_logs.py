@@ -19,6 +19,7 @@ LOGS = Path(__file__).resolve().parent / "data" / "logs"
 LM_EVAL = LOGS / "lm_eval" / "out"
 TREC = LOGS / "trec"
 HELM = LOGS / "helm" / "benchmark_output" / "runs" / "v1"
+MT = LOGS / "mt"
 
 
 def run(argv, capsys):
@@ -65,6 +66,14 @@ def test_trec_eval_q_output_by_topic(capsys):
     assert got == pairperm.read_trec_eval_q(files, measure="map").compare(rng=3)
 
 
+def test_translations_with_their_references(capsys):
+    got = compared(["--logs", "mt", f"base={MT / 'baseline.txt'}", f"tuned={MT / 'tuned.txt'}", "--refs",
+                    str(MT / "ref.txt"), "--score", "chrf", "--n-resamples", "2000"], capsys)
+    ev = pairperm.read_mt({"base": MT / "baseline.txt", "tuned": MT / "tuned.txt"}, MT / "ref.txt", metrics=["chrf"])
+    assert got == ev.compare(rng=3, n_resamples=2000)
+    assert got.task_names == ("chrf",)
+
+
 def test_helm_suite_with_its_stat(capsys):
     got = compared(["--logs", "helm", str(HELM), "--score", "exact_match"], capsys)
     assert got == pairperm.read_helm(HELM, stat="exact_match").compare(rng=3)
@@ -88,6 +97,7 @@ def test_generic_json_lines_with_field_paths_a_filter_and_groups(tmp_path, capsy
 @pytest.mark.parametrize(("argv", "message"), [
     (["--logs", "lm-eval", str(LM_EVAL), "--qrels", "q.txt"], "--qrels is for --logs trec"),
     (["--logs", "trec", str(TREC / "bm25.run")], "--logs trec needs --qrels"),
+    (["--logs", "mt", str(MT / "tuned.txt")], "--logs mt needs --refs"),
     (["--logs", "helm", str(HELM), "--filter", "x"], "--filter applies to --logs lm-eval"),
     (["--logs", "lm-eval", str(LM_EVAL), "--metric", "sum"], "--metric does not apply"),
     (["--logs", "helm", str(HELM), "--id-field", "x"], "--id-field, --score-field and --system-field are for --logs jsonl"),

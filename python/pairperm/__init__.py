@@ -21,6 +21,7 @@ from ._lighteval import read_lighteval
 from ._lm_eval import read_lm_eval
 from ._metrics import BLEU_COLUMNS, CHRF_COLUMNS
 from ._montecarlo import monte_carlo_test
+from ._mt import mt_statistics, read_mt
 from ._multipletests import multipletests
 from ._multitask import MultiTaskComparison, TaskPair, TaskSummary
 from ._openai_evals import read_openai_evals
@@ -106,6 +107,8 @@ __all__ = [
     "SystemsComparison",
     "compare_systems",
     "multipletests",
+    "mt_statistics",
+    "read_mt",
     "MultiTaskComparison",
     "TaskPair",
     "TaskReport",

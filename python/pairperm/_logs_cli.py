@@ -8,10 +8,11 @@ from typing import Any
 
 from ._fields import parse_where
 from ._harness import LOG_FORMATS, read_logs
+from ._mt import read_mt
 from ._records import Evaluation
 
 # Every format the command line reads: the harnesses' own, and translations with references.
-CLI_FORMATS = ("auto", *LOG_FORMATS)
+CLI_FORMATS = ("auto", *LOG_FORMATS, "mt")
 
 # Which argument of each reader --score names (lm-eval's metric key, inspect's scorer, HELM's stat ...).
 _SCORE_ARGUMENT = {"lm-eval": "metric", "lighteval": "metric", "inspect": "scorer", "helm": "stat", "trec": "measure",
@@ -84,6 +85,8 @@ def read_log_arguments(files: list[tuple[Any, str]], args: argparse.Namespace) -
         raise ValueError(f"--logs {fmt}: NAME=FILE does not apply (the logs name their systems)")
     if fmt in _ONE_FOLDER and not named and len(paths) != 1:
         raise ValueError(f"--logs {fmt} reads one output folder; got {len(paths)} paths")
+    if fmt == "mt":
+        return read_mt(named or paths, args.refs[0] if len(args.refs) == 1 else args.refs, **options)
     if named:
         options["systems"] = named
     if fmt == "trec":
