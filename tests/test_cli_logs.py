@@ -130,3 +130,45 @@ def test_read_logs_tells_each_folder_format(tmp_path):
         pairperm.read_logs(tmp_path / "empty")
     with pytest.raises(ValueError, match="format must be 'auto' or one of"):
         pairperm.read_logs(LM_EVAL, format="lm_eval")
+
+
+def test_read_logs_reads_no_more_than_the_folder_it_is_given(tmp_path):
+    model = LM_EVAL / "EleutherAI__pythia-160m"
+    assert pairperm.read_logs(model, filter="strict-match").systems == ("EleutherAI__pythia-160m",)
+    run = next(HELM.glob("civil_comments*model=openai_gpt2"))
+    assert pairperm.read_logs(run).systems == ("openai/gpt2",)
+    # Models at two depths are two output folders, not one whose reader would see only some.
+    out = tmp_path / "out"
+    shutil.copytree(model, out / "EleutherAI__pythia-160m")
+    shutil.copytree(LM_EVAL / "Qwen__Qwen2.5-0.5B-Instruct", out / "older" / "Qwen__Qwen2.5-0.5B-Instruct")
+    with pytest.raises(ValueError, match="holds lm-eval output in several folders"):
+        pairperm.read_logs(out)
+
+
+def test_an_eval_set_manifest_is_no_log(tmp_path):
+    logs = shutil.copytree(LOGS / "inspect" / "logs", tmp_path / "logs")
+    # inspect_ai's eval sets write logs.json: each log's header by file name.
+    headers = {p.name: {k: v for k, v in json.loads(p.read_text()).items() if k != "samples"}
+               for p in logs.glob("*.json")}
+    (logs / "logs.json").write_text(json.dumps(headers))
+    assert pairperm.read_logs(logs, scorer={"arith": "match"}) == pairperm.read_inspect(LOGS / "inspect" / "logs",
+                                                                                         scorer={"arith": "match"})
+
+
+def test_lighteval_models_without_an_organisation(tmp_path):
+    import urllib.parse
+    out = tmp_path / "out"
+    for f in (LOGS / "lighteval" / "details").rglob("*.parquet"):
+        model = f.parent.parent.name  # details/<org>/<model>/<time>: the model's name alone
+        dest = out / "details" / model / f.parent.name / urllib.parse.unquote(f.name)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, dest)
+    metric = {"mmlu:abstract_algebra|0": "acc"}
+    assert pairperm.read_logs(out, metric=metric) == pairperm.read_lighteval(out, metric=metric)
+
+
+def test_gzipped_openai_evals_logs_are_told_apart(tmp_path):
+    import gzip
+    for p in (LOGS / "openai_evals").glob("*.jsonl"):
+        (tmp_path / (p.name + ".gz")).write_bytes(gzip.compress(p.read_bytes()))
+    assert pairperm.read_logs(tmp_path) == pairperm.read_openai_evals(sorted((LOGS / "openai_evals").glob("*.jsonl")))

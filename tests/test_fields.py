@@ -303,3 +303,17 @@ def test_large_integers_stay_exact_and_are_refused_among_reals(tmp_path):
     write_jsonl(b, [{"id": 0, "s": 1}, {"id": 1, "s": 0.5}])
     with pytest.raises(ValueError, match=rf"a\.jsonl:1: the integer score {big} is among real-valued scores"):
         read_jsonl_logs([a, b], id_field="id", score_field="s")
+
+
+def test_integer_ids_next_to_a_float_id_stay_integers(tmp_path):
+    # pandas would make the whole id column float64: 3 read as 3.0, and integers beyond 2**53
+    # rounded onto each other, pairing different items.
+    big = 2**60
+    for name, ids in (("a", [big + 1, big + 200, 0.5, 3]), ("b", [big + 2, big + 199, 0.5, 3])):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps({"id": i, "s": 1}) + "\n" for i in ids))
+    with pytest.raises(ValueError, match=rf"system 'a' .* has no score for item {big + 2}"):
+        read_jsonl_logs([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], id_field="id", score_field="s")
+    (tmp_path / "b.jsonl").write_text((tmp_path / "a.jsonl").read_text())
+    ev = read_jsonl_logs([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], id_field="id", score_field="s")
+    ids = ev.ids["s"].tolist()
+    assert ids == [big + 1, big + 200, 0.5, 3] and [type(i) for i in ids] == [int, int, float, int]

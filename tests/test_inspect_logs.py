@@ -336,3 +336,29 @@ def test_evaluation_compares_the_tasks_with_their_metrics(monkeypatch):
                 assert value == pytest.approx(Fraction(2 * tp, 2 * tp + fp + fn))
             else:
                 assert value == pytest.approx(sum(scores) / len(scores))
+
+
+def test_an_id_naming_another_sample_in_another_log_is_refused(tmp_path):
+    # inspect_ai numbers samples without ids 1, 2, ... after shuffling them: two runs shuffled
+    # apart hold different questions under one id, which must never be paired.
+    log = json.loads(next(LOGS.glob("*_arith_*.json")).read_text())
+    paths = []
+    for k, model in enumerate((A, B)):
+        doc = json.loads(json.dumps(log))
+        doc["eval"]["model"] = model
+        if k:
+            first, second = doc["samples"][0], doc["samples"][-1]
+            first["input"], second["input"] = second["input"], first["input"]
+        paths.append(tmp_path / f"2025-03-04T10-15-0{k}+00-00_arith_{k}.json")
+        paths[-1].write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"_arith_1\.json:1: sample .* has another input or target than at "
+                                         r".*_arith_0\.json:1; the logs do not hold the same samples"):
+        read_inspect(paths, scorer="match")
+    # The same samples in another order are read, paired by id.
+    doc = json.loads(paths[1].read_text())
+    first, second = doc["samples"][0], doc["samples"][-1]
+    first["input"], second["input"] = second["input"], first["input"]
+    doc["samples"].reverse()
+    paths[1].write_text(json.dumps(doc))
+    ev = read_inspect(paths, scorer="match")
+    assert ev.scores["arith"][B].tolist() == ev.scores["arith"][A].tolist()

@@ -424,7 +424,10 @@ def records_from_columns(columns: Mapping[str, Sequence[Any]], metric: MetricLik
             v = real[rows]
             metrics[t] = "accuracy" if bool(np.all((v == 0) | (v == 1))) else "mean"
     values = _score_array(score, real, integral, columns["file"], lines, func)
-    frame = pd.DataFrame({c: (values if c == "score" else columns[c]) for c in columns})
+    # Ids and groups as the Python values read: pandas would make integers next to one float all
+    # floats (3 becoming 3.0, integers beyond 2**53 rounded onto each other).
+    frame = pd.DataFrame({c: (values if c == "score" else pd.Series(columns[c], dtype=object) if c in ("item", "group")
+                              else columns[c]) for c in columns})
     return Records(frame, ("score",), metrics)
 
 

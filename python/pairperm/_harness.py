@@ -10,11 +10,13 @@ from typing import Any, Optional, Union
 
 from ._fields import read_jsonl_logs
 from ._helm import read_helm
+from ._inspect_logs import is_log_name as is_inspect_log_name
 from ._inspect_logs import read_inspect
 from ._lighteval import read_lighteval
 from ._lm_eval import read_lm_eval
 from ._openai_evals import read_openai_evals
 from ._records import Evaluation
+from ._tables import Source
 from ._trec import read_trec, read_trec_eval_q
 
 __all__ = ["LOG_FORMATS", "read_logs"]
@@ -32,9 +34,10 @@ LOG_FORMATS: dict[str, Callable[..., Evaluation]] = {
 }
 # What a folder holds when a format's tool wrote it (looked for at most this deep).
 _DEPTH = 6
-# How far above its files a format's output folder is: lm-eval's <output>/<model>/samples_*.jsonl,
-# HELM's <suite>/<run>/per_instance_stats.json, lighteval's <output>/details/<org>/<model>/<time>/details_*.parquet.
-_OUTPUT_FOLDER_UP = {"lm-eval": 1, "helm": 1, "lighteval": 4}
+# A format's output folder from one of its files: lm-eval's <output>/<model>/samples_*.jsonl, HELM's
+# <suite>/<run>/per_instance_stats.json, lighteval's <output>/details/<model>/<time>/details_*.parquet.
+_OUTPUT_FOLDER: dict[str, Callable[[Path], Optional[Path]]] = {
+    "lm-eval": lambda f: f.parents[1], "helm": lambda f: f.parents[1], "lighteval": lambda f: _lighteval_output(f)}
 
 
 def read_logs(path: Any, *, format: str = "auto", **options: Any) -> Evaluation:
@@ -108,16 +111,34 @@ def detect_formats(folder: Path) -> dict[str, Any]:
                 found.setdefault(fmt, []).append(Path(root) / name)
     sources: dict[str, Any] = {}
     for fmt in LOG_FORMATS:
-        if fmt not in found:
-            continue
-        paths = found[fmt]
-        if fmt in _OUTPUT_FOLDER_UP:
-            # The folder `up` levels above each file, and the common parent of those.
-            tops = {f.parents[_OUTPUT_FOLDER_UP[fmt]] for f in paths}
-            sources[fmt] = Path(os.path.commonpath(sorted(tops))) if len(tops) > 1 else tops.pop()
-        else:
-            sources[fmt] = [str(f) for f in paths]
+        if fmt in found:
+            sources[fmt] = (_output_folder(fmt, found[fmt], folder) if fmt in _OUTPUT_FOLDER
+                            else [str(f) for f in found[fmt]])
     return sources
+
+
+def _output_folder(fmt: str, files: list[Path], folder: Path) -> Path:
+    """The one output folder of a format's files, never above `folder` (given a model's or a
+    run's folder, that one is read, not its siblings); files of several output folders are an
+    error rather than their common parent, which the format's reader would not read whole."""
+    tops = set()
+    for f in files:
+        top = _OUTPUT_FOLDER[fmt](f)
+        tops.add(top if top is not None and folder in (top, *top.parents) else folder)
+    if len(tops) > 1:
+        shown = ", ".join(sorted(map(str, tops))[:4])
+        raise ValueError(f"read_logs: {folder} holds {fmt} output in several folders ({shown}); read each with "
+                         f"format={fmt!r}")
+    return tops.pop()
+
+
+def _lighteval_output(file: Path) -> Optional[Path]:
+    """The folder holding ``details/`` above a details file (a model's name may hold no
+    organisation, or several parts)."""
+    for parent in file.parents:
+        if parent.name == "details":
+            return parent.parent
+    return None
 
 
 def _format_of_file(path: Path, name: str, siblings: list[str]) -> Union[str, None]:
@@ -127,21 +148,20 @@ def _format_of_file(path: Path, name: str, siblings: list[str]) -> Union[str, No
         return "helm"
     if name.startswith("details_") and name.endswith(".parquet"):
         return "lighteval"
-    if name.endswith(".eval"):
+    if is_inspect_log_name(name) and (name.endswith(".eval")
+                                      or _opens_with(path, (b'"version"', b'"status"', b'"eval"'))):
         return "inspect"
-    if name.endswith(".json") and _opens_with(path, (b'"version"', b'"status"', b'"eval"')):
-        return "inspect"
-    if name.endswith(".jsonl") and _opens_with(path, (b'{"spec"',)):
+    if name.endswith((".jsonl", ".jsonl.gz")) and _opens_with(path, (b'{"spec"',)):
         return "openai-evals"
     return None
 
 
 def _opens_with(path: Path, keys: tuple[bytes, ...]) -> bool:
-    """Whether the file's first kilobyte holds every one of `keys` (the fields a format's
-    document opens with)."""
+    """Whether the file's first kilobyte (decompressed, if gzip) holds every one of `keys` (the
+    fields a format's document opens with)."""
     try:
-        with open(path, "rb") as f:
+        with Source(str(path), None).open() as f:
             head = f.read(1024)
-    except OSError:
+    except (OSError, EOFError, ValueError):
         return False
     return all(k in head for k in keys)

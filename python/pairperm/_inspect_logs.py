@@ -28,7 +28,9 @@ log's samples (1-based: in ``samples`` of a .json log, among the sample entries 
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import math
 import os
 import re
@@ -64,12 +66,14 @@ Scorer = Union[None, str, Mapping[str, str]]
 
 class _Sample(NamedTuple):
     """What is read of one sample: where it is (its position among the log's samples), its
-    id and epoch, its scores by scorer name, and its group label."""
+    id and epoch, its scores by scorer name, its group label, and a digest of its input and
+    target (what the id must name in every log)."""
     line: int
     id: Union[int, str]
     epoch: int
     scores: dict[str, Any]
     group: Any
+    content: str
 
 
 class _Log(NamedTuple):
@@ -157,12 +161,17 @@ def _log_files(paths: Any, systems: Optional[Mapping[str, Any]]) -> list[tuple[O
     return files
 
 
+def is_log_name(name: str) -> bool:
+    """Whether a file is named as inspect_ai names its logs: every ``.eval``, and the ``.json``
+    logs named by the time they were written (an eval set's ``logs.json`` is its manifest)."""
+    return name.endswith(".eval") or (name.endswith(".json") and _JSON_LOG_NAME.match(name) is not None)
+
+
 def _files(given: Any) -> list[str]:
     out: list[str] = []
     for p in [given] if isinstance(given, (str, os.PathLike)) else list(given):
         if os.path.isdir(p):
-            found = sorted(str(f) for f in Path(p).rglob("*")
-                           if f.suffix == ".eval" or (f.suffix == ".json" and _JSON_LOG_NAME.match(f.name)))
+            found = sorted(str(f) for f in Path(p).rglob("*") if is_log_name(f.name))
             if not found:
                 raise ValueError(f"{os.fspath(p)}: no inspect_ai log in this folder (.eval, or .json named by the time "
                                  "it was written)")
@@ -317,7 +326,8 @@ def _sample(raw: Any, path: str, line: int, group: Optional[FieldPath]) -> _Samp
             label_of = label(value, f"group {group.text!r}", path, line)
         except ValueError as exc:
             raise ValueError(f"{exc} (sample {sid!r}, epoch {epoch})") from None
-    return _Sample(line, sid, epoch, scores, label_of)
+    digest = hashlib.sha256(json.dumps([raw.get("input"), raw.get("target")], sort_keys=True).encode()).hexdigest()
+    return _Sample(line, sid, epoch, scores, label_of, digest)
 
 
 def _scorers(logs: list[_Log], scorer: Scorer) -> dict[str, str]:
@@ -347,6 +357,7 @@ def _task_rows(logs: list[_Log], scorer: str,
     """One task's value columns, metric and rows (task, system, item, sample, *values, file,
     line[, group])."""
     to_number = ValueMap(values, f"scores.{scorer}.value", _FUNC) if values is not None else None
+    _check_same_samples(logs)
     rows: list[tuple[Any, ...]] = []
     kind: Optional[tuple[str, ...]] = None  # the dict keys' metric columns, or ("score",)
     metric = "accuracy"
@@ -377,6 +388,20 @@ def _task_rows(logs: list[_Log], scorer: str,
             rows.append(row if s.group is None else (*row, s.group))
     assert kind is not None
     return kind, metric, rows
+
+
+def _check_same_samples(logs: list[_Log]) -> None:
+    """A sample id names one input and target in every log of a task: inspect_ai numbers
+    samples without ids 1, 2, ... after shuffling them, so the logs of runs shuffled apart (or
+    of different datasets) hold other samples under one id."""
+    seen: dict[Union[int, str], tuple[str, str]] = {}
+    for log in logs:
+        for s in log.samples:
+            first = seen.setdefault(s.id, (s.content, f"{log.path}:{s.line}"))
+            if first[0] != s.content:
+                raise ValueError(f"{log.path}:{s.line}: sample {s.id!r} has another input or target than at {first[1]}; "
+                                 "the logs do not hold the same samples under this id (runs shuffled with different "
+                                 "seeds, or of different datasets or task arguments)")
 
 
 def _statistics_kind(value: dict[str, Any], where: str) -> tuple[tuple[str, ...], str]:
