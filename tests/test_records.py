@@ -169,3 +169,16 @@ def test_a_place_in_a_json_document_names_where_a_score_is():
 def test_evaluation_checks_its_parts_agree():
     with pytest.raises(ValueError, match="system 'b' has 2 items, the ids 3"):
         Evaluation({"t": {"a": np.zeros(3), "b": np.zeros(2)}}, {"t": np.arange(3)}, {"t": "mean"})
+
+
+def test_records_of_several_kinds_are_assembled_each_and_joined_in_order():
+    counts = pd.DataFrame([{"task": "ner", "system": s, "item": i, "tp": 1, "fp": 0, "fn": 1, "file": "n", "line": i + 1}
+                           for s in ("a", "b") for i in range(3)])
+    frame, truth = _records(np.random.default_rng(11), systems=("a", "b"), tasks=("qa",), samples=1)
+    ev = assemble([Records(counts, ("tp", "fp", "fn"), {"ner": "f1"}), Records(frame, ("acc",), {"qa": "accuracy"})])
+    assert ev.tasks == ("ner", "qa") and ev.metrics == {"ner": "f1", "qa": "accuracy"}
+    assert ev.scores["ner"]["a"].shape == (3, 3)
+    # One sample of every item is no sample axis: (N,) scores and plain ids.
+    assert ev.scores["qa"]["b"].tolist() == [truth["qa", "b", i, 0] for i in ev.ids["qa"]]
+    with pytest.raises(ValueError, match="no records to read"):
+        assemble([])

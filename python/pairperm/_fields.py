@@ -35,7 +35,7 @@ import numpy as np
 
 from ._files import _systems_files
 from ._metrics import METRICS, metric_named
-from ._records import Evaluation, Records, Samples, assemble, pandas_or_raise
+from ._records import Evaluation, Records, Samples, assemble, default_metric, pandas_or_raise
 from ._tables import EXACT_FLOAT, INT64_MAX, Source
 from ._validation import few
 
@@ -421,8 +421,7 @@ def records_from_columns(columns: Mapping[str, Sequence[Any]], metric: MetricLik
                                  "integer scores (give 'mean' for real-valued ones)")
             metrics[t] = named[t]
         else:
-            v = real[rows]
-            metrics[t] = "accuracy" if bool(np.all((v == 0) | (v == 1))) else "mean"
+            metrics[t] = default_metric(real[rows])
     values = _score_array(score, real, integral, columns["file"], lines, func)
     # Ids and groups as the Python values read: pandas would make integers next to one float all
     # floats (3 becoming 3.0, integers beyond 2**53 rounded onto each other).

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional, Union
 
 from ._fields import json_document
-from ._records import Evaluation, Records, Samples, assemble, pandas_or_raise
+from ._records import Evaluation, Records, Samples, assemble, default_metric, pandas_or_raise
 
 __all__ = ["read_helm"]
 
@@ -98,7 +98,7 @@ def read_helm(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_mat
     """
     records = helm_records(path, stat=stat, split=split, perturbation=perturbation, group_field=group_field,
                            systems=systems)
-    return _assemble_tasks(records, samples)
+    return assemble(records, samples=samples, func=_FUNC)
 
 
 class _Score(NamedTuple):
@@ -166,26 +166,9 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
     frame = pd.DataFrame(rows, columns=["task", "system", "item", "sample", "group", "score", "file", "line"])
     if group_field is None:
         frame = frame.drop(columns="group")
-    metrics = {str(task): "accuracy" if bool(part.isin((0, 1)).all()) else "mean"
+    metrics = {str(task): default_metric(part.to_numpy())
                for task, part in frame.groupby("task", sort=False)["score"]}
     return Records(frame, ("score",), metrics)
-
-
-def _assemble_tasks(records: Records, samples: Samples) -> Evaluation:
-    """Each task assembled on its own and joined in the order read: a task of one train trial
-    has (N,) scores, not (N, 1), and an "accuracy" task integer ones whatever the other tasks
-    hold, while one frame has one sample column and one dtype per column."""
-    parts = []
-    for task, part in records.frame.groupby("task", sort=False):
-        if part["sample"].nunique() == 1:
-            part = part.drop(columns="sample")
-        metric = records.metrics[str(task)]
-        part = part.assign(score=part["score"].astype("int64" if metric == "accuracy" else "float64"))
-        parts.append(assemble(Records(part, records.values, {str(task): metric}), samples=samples, func=_FUNC))
-    joined = parts[0]
-    for evaluation in parts[1:]:
-        joined = joined | evaluation
-    return joined
 
 
 def _load(file: Path, loads: Callable[[bytes], Any]) -> Any:

@@ -130,21 +130,14 @@ def read_inspect(paths: Union[PathArg, list[PathArg], tuple[PathArg, ...], None]
         scorers = _scorers(logs, scorer)
         tasks = {task: _task_rows([log for log in logs if log.task == task], scorers[task], values)
                  for task in dict.fromkeys(log.task for log in logs)}
-    evaluation: Optional[Evaluation] = None
-    # Task by task: tasks may hold different kinds of scores (a 0/1 score, a real one, counts).
+    # A Records per task: tasks may hold different kinds of scores (a 0/1 score, a real one, counts).
+    parts = []
     for task, (columns, metric, rows) in tasks.items():
         names = ["task", "system", "item", "sample", *columns, "file", "line"]
         if group is not None:
             names.append("group")
-        frame = pd.DataFrame(rows, columns=names)
-        if frame["sample"].nunique() == 1:
-            frame = frame.drop(columns="sample")  # one epoch: no sample axis
-        for c in columns:
-            frame[c] = frame[c].astype("float64" if metric == "mean" else "int64")
-        part = assemble(Records(frame, columns, {task: metric}), samples=samples, func=_FUNC)
-        evaluation = part if evaluation is None else evaluation | part
-    assert evaluation is not None
-    return evaluation
+        parts.append(Records(pd.DataFrame(rows, columns=names), columns, {task: metric}))
+    return assemble(parts, samples=samples, func=_FUNC)
 
 
 def _log_files(paths: Any, systems: Optional[Mapping[str, Any]]) -> list[tuple[Optional[str], str]]:

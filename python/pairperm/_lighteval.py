@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Optional, Union
 
 import numpy as np
 
-from ._records import Evaluation, Records, assemble, pandas_or_raise
+from ._records import Evaluation, Records, assemble, default_metric, pandas_or_raise
 
 __all__ = ["read_lighteval"]
 
@@ -100,31 +100,26 @@ def read_lighteval(path: Optional[PathArg] = None, *, metric: MetricArg = None,
             raise ValueError(f"{_FUNC}: metric names no task {', '.join(map(repr, unknown))}; tasks: "
                              f"{', '.join(map(repr, dict.fromkeys(f.task for f in files)))}")
     tables = {f.path: _read_table(f.path, pads) for f in files}
-    evaluation: Optional[Evaluation] = None
-    # Task by task: one task's metric may hold 0/1 scores and another's real ones.
+    # A Records per task: one task's metric may hold 0/1 scores and another's real ones.
+    records = []
     for task in dict.fromkeys(f.task for f in files):
         task_files = [f for f in files if f.task == task]
         name = _metric_of(task, task_files, tables, metric)
         _check_texts(task, task_files, tables)
-        parts, kind = [], "accuracy"
+        parts = []
         for f in task_files:
             table = tables[f.path]
             values = table.metrics[name]
             if values is None:
                 raise ValueError(f"{_FUNC}: {f.path}: the metric {name!r} holds {table.kinds[name]} per example, not a "
                                  "score (a corpus metric's inputs); choose a per-example metric")
-            if not bool(np.all((values == 0) | (values == 1))):
-                kind = "mean"
             n = len(values)
             ids: Any = table.ids if table.ids is not None else list(range(n))
             parts.append(pd.DataFrame({"task": task, "system": f.system, "item": ids, "score": values,
                                        "file": f.path, "line": np.arange(1, n + 1)}))
         frame = pd.concat(parts, ignore_index=True)
-        frame["score"] = frame["score"].astype("float64" if kind == "mean" else "int64")
-        part = assemble(Records(frame, ("score",), {task: kind}), func=_FUNC)
-        evaluation = part if evaluation is None else evaluation | part
-    assert evaluation is not None
-    return evaluation
+        records.append(Records(frame, ("score",), {task: default_metric(frame["score"].to_numpy())}))
+    return assemble(records, func=_FUNC)
 
 
 def _details_files(path: Optional[PathArg], systems: Optional[Mapping[str, PathArg]]) -> list[_Details]:

@@ -24,8 +24,6 @@ samples of each document instead (``runs="samples"``).
 
 from __future__ import annotations
 
-import functools
-import operator
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -153,15 +151,15 @@ def read_lm_eval(path: Optional[PathLike] = None, *, metric: PerTask = None, fil
                                  f"{few(wanted, 12)}")
         elif option is not None and not isinstance(option, str) and what != "group_field":
             raise ValueError(f"{_FUNC}: {what} must be a name or a mapping {{task: name}}; got {option!r}")
-    evaluations = []
+    records = []
     for task in wanted:
         path_of_group = group_field.get(task) if isinstance(group_field, Mapping) else group_field
         group = FieldPath(path_of_group) if path_of_group is not None else None
         columns = _task_columns(task, dirs, found, _for_task(metric, task), _for_task(filter, task),
                                 isinstance(filter, str), group, runs)
-        # A task at a time: tasks with and without groups cannot share one table of records.
-        evaluations.append(assemble(records_from_columns(columns, None, _FUNC, pd), samples=samples, func=_FUNC))
-    return functools.reduce(operator.or_, evaluations)
+        # A Records per task: tasks with and without groups cannot share one table.
+        records.append(records_from_columns(columns, None, _FUNC, pd))
+    return assemble(records, samples=samples, func=_FUNC)
 
 
 def _task_columns(task: str, dirs: list[tuple[str, Path]], found: dict[str, dict[str, list[_Run]]],

@@ -200,7 +200,7 @@ def read_mt(hypotheses: Union[Mapping[str, PathLike], Sequence[PathLike]], refer
         raise ValueError(f"{func}: the files hold no lines ({', '.join(counts)})")
     streams: list[Sequence[Optional[str]]] = list(ref_lines)
     lines = np.arange(1, n + 1, dtype=np.int64)
-    evaluation: Optional[Evaluation] = None
+    records = []
     for task in tasks:
         columns = BLEU_COLUMNS if task == "bleu" else _chrf_columns(_WORD_ORDER[task])
         parts = []
@@ -214,11 +214,8 @@ def read_mt(hypotheses: Union[Mapping[str, PathLike], Sequence[PathLike]], refer
             part["file"] = systems[name]
             part["line"] = lines
             parts.append(part)
-        records = Records(pd.concat(parts, ignore_index=True), tuple(columns), {task: MT_METRICS[task]})
-        one = assemble(records, func=func)
-        evaluation = one if evaluation is None else evaluation | one
-    assert evaluation is not None  # _check_metrics refuses an empty list
-    return evaluation
+        records.append(Records(pd.concat(parts, ignore_index=True), tuple(columns), {task: MT_METRICS[task]}))
+    return assemble(records, func=func)
 
 
 def _chrf_columns(word_order: int) -> tuple[str, ...]:

@@ -6,8 +6,10 @@ a missing, repeated or unreadable record is, whatever the format."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional
+import functools
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -20,7 +22,7 @@ from ._systems import compare_systems
 if TYPE_CHECKING:
     from pandas import DataFrame
 
-__all__ = ["Evaluation", "Records", "assemble", "pandas_or_raise"]
+__all__ = ["Evaluation", "Records", "assemble", "default_metric", "pandas_or_raise"]
 
 Samples = Literal["columns", "groups"]
 _SAMPLES = ("columns", "groups")
@@ -187,10 +189,28 @@ def _same_arrays(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> bo
     return a.keys() == b.keys() and all(np.shape(a[k]) == np.shape(b[k]) and bool(np.all(a[k] == b[k])) for k in a)
 
 
-def assemble(records: Records, *, samples: Samples = "columns", func: str = "assemble") -> Evaluation:
+def default_metric(values: np.ndarray) -> str:
+    """A task's metric where the logs do not name one: accuracy for scores that are all 0 or 1
+    (tested exactly), else the mean."""
+    return "accuracy" if bool(np.all((values == 0) | (values == 1))) else "mean"
+
+
+def assemble(records: Union[Records, Iterable[Records]], *, samples: Samples = "columns",
+             func: str = "assemble") -> Evaluation:
     """An Evaluation from a format's records: each task's systems aligned by item id, samples
-    of an item as columns ``(N, k)`` (every item needs the same samples) or as rows grouped by
-    item. Missing, repeated or unreadable ids and scores are errors naming the file and line."""
+    of an item as columns ``(N, k)`` (every item needs the same samples; one sample is none) or
+    as rows grouped by item. Missing, repeated or unreadable ids and scores are errors naming
+    the file and line. Several Records (tasks whose value columns differ, or with and without
+    groups) are assembled each and their tasks joined in order."""
+    if isinstance(records, Records):
+        return _assemble_one(records, samples, func)
+    many: list[Records] = list(records)
+    if not many:
+        raise ValueError(f"{func}: no records to read")
+    return functools.reduce(operator.or_, [_assemble_one(r, samples, func) for r in many])
+
+
+def _assemble_one(records: Records, samples: Samples, func: str) -> Evaluation:
     pd = pandas_or_raise(func)
     if samples not in _SAMPLES:
         raise ValueError(f"{func}: samples must be 'columns' or 'groups'; got {samples!r}")
@@ -201,9 +221,6 @@ def assemble(records: Records, *, samples: Samples = "columns", func: str = "ass
         raise ValueError(f"{func}: the records lack the column(s) {', '.join(map(repr, missing))}")
     if not len(frame):
         raise ValueError(f"{func}: no records to read")
-    if len(values) > 1 and "sample" in frame.columns and samples == "columns":
-        raise ValueError(f"{func}: statistics ({', '.join(values)}) of several samples per item cannot be columns; "
-                         "give samples='groups'")
     for c in ("task", "system", "item", "sample", "group"):
         if c in frame.columns:
             _check_labels(frame, c, func, pd)
@@ -219,6 +236,11 @@ def assemble(records: Records, *, samples: Samples = "columns", func: str = "ass
             raise ValueError(f"{func}: no metric for task {name!r}")
         metrics[name] = records.metrics[name]
         sub = frame.iloc[rows]
+        if "sample" in sub.columns and sub["sample"].nunique(dropna=False) == 1:
+            sub = sub.drop(columns="sample")  # one sample of every item: no sample axis
+        if len(values) > 1 and "sample" in sub.columns and samples == "columns":
+            raise ValueError(f"{func}: task {name!r}: statistics ({', '.join(values)}) of several samples per item "
+                             "cannot be columns; give samples='groups'")
         # Each task's values are int64 when its own are integers, whatever the other tasks hold.
         metric = METRICS.get(metrics[name])
         integer = metric is not None and (metric.integer or metric.counts)
