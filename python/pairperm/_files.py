@@ -170,6 +170,21 @@ def _systems_files(sources: Any, system_field: Optional[str]) -> list[tuple[Opti
     return out
 
 
+def paths_or_systems(paths: Any, systems: Optional[Mapping[str, Any]], func: str) -> list[tuple[Optional[str], Any]]:
+    """(system name or None, path) of every path a reader is given: `systems` ({name: path})
+    or `paths` (one or a sequence), never both."""
+    given = [] if paths is None else [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if systems is not None:
+        if given:
+            raise ValueError(f"{func}: give the files as paths or as systems={{name: file}}, not both")
+        if not isinstance(systems, Mapping) or not systems:
+            raise ValueError(f"{func}: systems must be a non-empty mapping {{name: file}}")
+        return [(str(name), path) for name, path in systems.items()]
+    if not given:
+        raise ValueError(f"{func}: no files given")
+    return [(None, p) for p in given]
+
+
 def file_stem(path: Any) -> str:
     """A system's name from its file: the file name without ``.gz`` and the format's suffix."""
     if str(path) == "-":

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional, Union
 
-from ._fields import json_document
+from ._fields import MISSING, FieldPath, json_document
 from ._records import Evaluation, Records, Samples, assemble, default_metric, pandas_or_raise
 
 __all__ = ["read_helm"]
@@ -346,6 +346,7 @@ def _stat_value(where: str, s: dict[str, Any]) -> Union[int, float]:
 def _read_groups(folder: Path, loads: Callable[[bytes], Any], field: str, description: Any,
                  items: set[str]) -> dict[str, Any]:
     """{instance id: the value at `field`} for the instances of the run's perturbation."""
+    path = FieldPath(field)
     listed = folder / "instances.json"
     if listed.is_file():
         file, document = listed, _load(listed, loads)
@@ -370,7 +371,7 @@ def _read_groups(folder: Path, loads: Callable[[bytes], Any], field: str, descri
         item = instance.get("id")
         if item not in items or not _same_perturbation(instance.get("perturbation"), description):
             continue
-        value = _at_path(instance, field, f"{file}: {where}")
+        value = _group_label(instance, path, f"{file}: {where}")
         if item in groups and groups[item][0] != value:
             raise ValueError(f"{_FUNC}: {file}: {where}.{field}: {value!r}, but {groups[item][1]} gives instance "
                              f"{item!r} the {field!r} {groups[item][0]!r}")
@@ -382,21 +383,14 @@ def _read_groups(folder: Path, loads: Callable[[bytes], Any], field: str, descri
     return {item: value for item, (value, _) in groups.items()}
 
 
-def _at_path(instance: dict[str, Any], field: str, where: str) -> Any:
-    """The label at a dotted path (a list element by its index); HELM leaves out null fields,
-    so a missing one is an error rather than a group of its own."""
-    value: Any = instance
-    walked = ""
-    for part in field.split("."):
-        walked = f"{walked}.{part}" if walked else part
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            raise ValueError(f"{_FUNC}: {where}: no field {walked!r} (HELM leaves null fields out)")
+def _group_label(instance: dict[str, Any], path: FieldPath, where: str) -> Any:
+    """The label at a dotted path of an instance; HELM leaves out null fields, so a missing one
+    is an error rather than a group of its own."""
+    value = path.lookup(instance)
+    if value is MISSING:
+        raise ValueError(f"{_FUNC}: {where}: {path.missing(instance)} (HELM leaves null fields out)")
     if isinstance(value, bool) or not isinstance(value, (str, int, float)) or (
             isinstance(value, float) and not math.isfinite(value)):
-        raise ValueError(f"{_FUNC}: {where}.{field}: expected a string or a finite number to group by; got "
+        raise ValueError(f"{_FUNC}: {where}.{path.text}: expected a string or a finite number to group by; got "
                          f"{value!r:.80}")
     return value

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple, Optional, Union
 
 from ._errors import errors_naming
 from ._fields import MISSING, FieldPath, ValueMap, json_document, json_text, label
+from ._files import paths_or_systems
 from ._metrics import METRICS
 from ._records import Evaluation, Records, Samples, assemble, pandas_or_raise
 
@@ -141,17 +142,8 @@ def read_inspect(paths: Union[PathArg, list[PathArg], tuple[PathArg, ...], None]
 
 
 def _log_files(paths: Any, systems: Optional[Mapping[str, Any]]) -> list[tuple[Optional[str], str]]:
-    """(system name or None, file) of every log."""
-    if systems is not None:
-        if paths is not None and (isinstance(paths, (str, os.PathLike)) or list(paths)):
-            raise ValueError("give the logs as paths or as systems={name: log}, not both")
-        if not isinstance(systems, Mapping) or not systems:
-            raise ValueError("systems must be a non-empty mapping {name: log}")
-        return [(str(name), f) for name, given in systems.items() for f in _files(given)]
-    files: list[tuple[Optional[str], str]] = [(None, f) for f in _files(paths)] if paths is not None else []
-    if not files:
-        raise ValueError("no logs given")
-    return files
+    """(system name or None, file) of every log (a system's may be several, or a folder)."""
+    return [(name, f) for name, given in paths_or_systems(paths, systems, _FUNC) for f in _files(given)]
 
 
 def is_log_name(name: str) -> bool:

@@ -23,6 +23,7 @@ from typing import Any, Optional, Union
 
 from ._errors import errors_naming
 from ._fields import iter_jsonl
+from ._files import paths_or_systems
 from ._records import Evaluation, Records, assemble, pandas_or_raise
 from ._tables import Source
 
@@ -83,24 +84,18 @@ def read_openai_evals(paths: Union[PathArg, list[PathArg], tuple[PathArg, ...], 
 def _logs(paths: Any, systems: Optional[Mapping[str, PathArg]]) -> list[tuple[Optional[str], str]]:
     """(system name or None, file) of every log: a mapping's, or the paths' (a folder's
     ``*.jsonl`` files in name order)."""
-    given = [] if paths is None else [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if systems is not None:
-        if given:
-            raise ValueError(f"{_FUNC}: give the logs as paths or as systems={{name: log}}, not both")
-        if not isinstance(systems, Mapping) or not systems:
-            raise ValueError(f"{_FUNC}: systems must be a non-empty mapping {{name: log}}")
-        return [(str(name), os.fspath(path)) for name, path in systems.items()]
+    named = paths_or_systems(paths, systems, _FUNC)
     out: list[tuple[Optional[str], str]] = []
-    for p in given:
-        if os.path.isdir(p):
+    for name, p in named:
+        if name is not None:
+            out.append((name, os.fspath(p)))
+        elif os.path.isdir(p):
             found = sorted(str(f) for f in Path(p).glob("*.jsonl*") if f.name.endswith((".jsonl", ".jsonl.gz")))
             if not found:
                 raise ValueError(f"{_FUNC}: {os.fspath(p)}: no *.jsonl log in this folder")
             out.extend((None, f) for f in found)
         else:
             out.append((None, os.fspath(p)))
-    if not out:
-        raise ValueError(f"{_FUNC}: no logs given")
     return out
 
 

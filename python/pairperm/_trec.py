@@ -21,13 +21,14 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Optional, Union
 
 import numpy as np
 
+from ._files import file_stem, paths_or_systems
 from ._records import Evaluation, Records, assemble, pandas_or_raise
 from ._tables import Source
+from ._validation import few
 
 __all__ = ["read_trec", "read_trec_eval_q"]
 
@@ -113,7 +114,7 @@ def trec_records(runs: Paths, qrels: PathArg, *, measure: Union[str, Any, Sequen
                                                         judged["rel"].astype(np.int64).tolist()))
     rows: list[tuple[str, str, str, float, str, int]] = []
     names: dict[str, str] = {}
-    for given, path in _named_files(runs, systems, func):
+    for given, path in ((g, os.fspath(p)) for g, p in paths_or_systems(runs, systems, func)):
         ranked = _read_fields(path, _RUN_FIELDS, {"rank"}, {"score"}, func, pd)
         _refuse_repeats(ranked, ("qid", "docno"), "ranked", path, func)
         name = given if given is not None else _name_of(ranked["tag"], path)
@@ -124,7 +125,7 @@ def trec_records(runs: Paths, qrels: PathArg, *, measure: Union[str, Any, Sequen
         kept = ranked[ranked["qid"].isin(topics["qid"])]
         if not len(kept):
             raise ValueError(f"{func}: {path}: no topic of this run is in the qrels {qrels} (the run's topics: "
-                             f"{_few(ranked['qid'].unique())}; the qrels': {_few(topics['qid'])})")
+                             f"{few(ranked['qid'].unique())}; the qrels': {few(topics['qid'])})")
         values = {(str(m.measure), m.query_id): float(m.value)
                   for m in evaluator.iter_calc(_nested(kept["qid"], kept["docno"], kept["score"].tolist()))}
         firsts = kept.drop_duplicates("qid")
@@ -211,7 +212,7 @@ def trec_eval_q_records(paths: Paths, *, measure: Union[str, Sequence[str]],
     rows: list[tuple[str, str, str, float, str, int]] = []
     names: dict[str, str] = {}
     topics_of: dict[str, tuple[str, list[str]]] = {}
-    for given, path in _named_files(paths, systems, func):
+    for given, path in ((g, os.fspath(p)) for g, p in paths_or_systems(paths, systems, func)):
         printed = _read_fields(path, _Q_FIELDS, set(), set(), func, pd)
         name = given if given is not None else _runid_of(printed, path)
         if name in names:
@@ -272,37 +273,10 @@ def _metric_of_trec_eval(name: str) -> str:
     return "rr" if name == "recip_rank" else "mean"
 
 
-def _named_files(paths: Paths, systems: Optional[Mapping[str, PathArg]], func: str) -> list[tuple[Optional[str], str]]:
-    """(system name or None, file) of every file: the mapping's, or the paths'."""
-    given = [] if paths is None else [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if systems is not None:
-        if given:
-            raise ValueError(f"{func}: give the files as paths or as systems={{name: file}}, not both")
-        if not isinstance(systems, Mapping) or not systems:
-            raise ValueError(f"{func}: systems must be a non-empty mapping {{name: file}}")
-        return [(str(name), os.fspath(path)) for name, path in systems.items()]
-    if not given:
-        raise ValueError(f"{func}: no files given")
-    return [(None, os.fspath(p)) for p in given]
-
-
 def _name_of(tags: Any, path: str) -> str:
     """A run's tag when all its lines share one, else the file name without its extensions."""
     unique = tags.unique()
-    return str(unique[0]) if len(unique) == 1 else _stem(path)
-
-
-def _stem(path: str) -> str:
-    name = Path(path).name
-    if name.endswith(".gz"):
-        name = name[:-3]
-    return Path(name).stem or name
-
-
-def _few(values: Any, k: int = 5) -> str:
-    values = list(values)
-    text = ", ".join(map(repr, values[:k]))
-    return text + (f" and {len(values) - k} more" if len(values) > k else "")
+    return str(unique[0]) if len(unique) == 1 else file_stem(path)
 
 
 def _read_fields(path: str, fields: tuple[str, ...], integers: set[str], decimals: set[str], func: str,
@@ -402,7 +376,7 @@ def _refuse_repeats(frame: Any, key: tuple[str, ...], what: str, path: str, func
 
 def _runid_of(printed: Any, path: str) -> str:
     runid = printed[(printed["measure"] == "runid") & (printed["qid"] == "all")]["value"].unique()
-    return str(runid[0]) if len(runid) == 1 else _stem(path)
+    return str(runid[0]) if len(runid) == 1 else file_stem(path)
 
 
 def _per_topic(printed: Any, measure: str, path: str, func: str) -> Any:
@@ -411,7 +385,7 @@ def _per_topic(printed: Any, measure: str, path: str, func: str) -> Any:
     rows = printed[printed["measure"] == measure]
     if not len(rows):
         present = list(dict.fromkeys(printed["measure"]))
-        raise ValueError(f"{func}: {path}: no measure {measure!r} (the file's measures: {_few(present, 12)})")
+        raise ValueError(f"{func}: {path}: no measure {measure!r} (the file's measures: {few(present, 12)})")
     bad = np.flatnonzero(~rows["value"].str.fullmatch(_NUMBER).to_numpy())
     if len(bad):
         raise ValueError(f"{func}: {path}:{rows['line'].iat[int(bad[0])]}: the value {rows['value'].iat[int(bad[0])]!r} "
@@ -459,5 +433,5 @@ def _same_topics(first: tuple[str, list[str]], other: tuple[str, list[str]], mea
         only_a = [t for t in topics_a if t not in b]
         only_b = [t for t in topics_b if t not in a]
         raise ValueError(f"{func}: {path_a} and {path_b} score different topics on {measure!r}: only in the first "
-                         f"{_few(only_a) or 'none'}; only in the second {_few(only_b) or 'none'} (give trec_eval -c "
+                         f"{few(only_a) or 'none'}; only in the second {few(only_b) or 'none'} (give trec_eval -c "
                          "so that every judged topic is printed)")
