@@ -29,6 +29,15 @@ from ._permutation import convolve_dp, convolve_fft, null_distribution, permutat
 from ._plot import plot_distribution, plot_result
 from ._plot_ranks import plot_rank_intervals
 from ._plot_systems import plot_differences, plot_pvalue_matrix
+from ._power import (
+    PairedBinaryPower,
+    discordance_bounds,
+    discordance_from_accuracies,
+    minimum_detectable_effect_paired_binary,
+    power_bounds_from_accuracies,
+    power_paired_binary,
+    sample_size_paired_binary,
+)
 from ._ranking import RankIntervals
 from ._ranks import rank_intervals, rank_intervals_from_estimates
 from ._records import Evaluation
@@ -59,6 +68,7 @@ __all__ = [
     "Distribution",
     "Evaluation",
     "McNemarResult",
+    "PairedBinaryPower",
     "MonteCarloTestResult",
     "MultiDistribution",
     "PermutationTestResult",
@@ -107,6 +117,12 @@ __all__ = [
     "SystemsComparison",
     "compare_systems",
     "multipletests",
+    "discordance_bounds",
+    "discordance_from_accuracies",
+    "minimum_detectable_effect_paired_binary",
+    "power_bounds_from_accuracies",
+    "power_paired_binary",
+    "sample_size_paired_binary",
     "mt_statistics",
     "read_mt",
     "MultiTaskComparison",
