@@ -53,6 +53,8 @@ from ._results import (
     SignTestResult,
     WilcoxonResult,
 )
+from ._sequential import SequentialPairedBinary, SequentialPairedBounded, e_bh, e_bonferroni
+from ._simulated_power import SimulatedPower, normal_power, simulated_minimum_detectable_effect, simulated_power
 from ._structured import structured_test
 from ._systems import compare_systems
 from ._trec import read_trec, read_trec_eval_q
@@ -69,6 +71,9 @@ __all__ = [
     "Evaluation",
     "McNemarResult",
     "PairedBinaryPower",
+    "SequentialPairedBinary",
+    "SequentialPairedBounded",
+    "SimulatedPower",
     "MonteCarloTestResult",
     "MultiDistribution",
     "PermutationTestResult",
@@ -118,6 +123,11 @@ __all__ = [
     "compare_systems",
     "multipletests",
     "discordance_bounds",
+    "e_bh",
+    "e_bonferroni",
+    "normal_power",
+    "simulated_minimum_detectable_effect",
+    "simulated_power",
     "discordance_from_accuracies",
     "minimum_detectable_effect_paired_binary",
     "power_bounds_from_accuracies",
