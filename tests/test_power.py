@@ -191,6 +191,24 @@ def test_one_sided_is_mirror_image_and_corrections() -> None:
     holm = power_paired_binary(300, 0.2, 0.1, comparisons=5, correction="holm")
     assert holm.lower_bound and not bonferroni.lower_bound and holm.power == bonferroni.power
     assert bonferroni.power < power_paired_binary(300, 0.2, 0.1).power
+    maxt = power_paired_binary(300, 0.2, 0.1, comparisons=5, correction="maxT")
+    sidak = 1 - (1 - 0.05) ** (1 / 5)
+    assert maxt.lower_bound and maxt.level == pytest.approx(sidak, rel=1e-14)
+    assert maxt.power == pytest.approx(power_paired_binary(300, 0.2, 0.1, alpha=sidak).power, rel=1e-13)
+    assert bonferroni.power <= maxt.power
+
+
+def test_the_maxt_level_is_no_lower_than_that_of_independent_comparisons() -> None:
+    # Sidak's inequality: the per-comparison level of max |Z| over correlated normal statistics
+    # (here the 10 pairs of 5 systems, which share systems) is at least that of independent ones.
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    systems = rng.standard_normal((400_000, 5))
+    pairs = np.stack([(systems[:, i] - systems[:, j]) / np.sqrt(2) for i in range(5) for j in range(i + 1, 5)], axis=1)
+    critical = np.quantile(np.abs(pairs).max(axis=1), 0.95)
+    level = 2 * stats.norm.sf(critical)
+    sidak = power_paired_binary(100, 0.2, 0.1, comparisons=10, correction="maxT").level
+    assert level > sidak * 1.05 and sidak > 0.05 / 10
 
 
 def _last_below(p10: float, p01: float, target: float, n_max: int, alternative: str = "two-sided") -> int:

@@ -54,7 +54,7 @@ __all__ = [
     "sample_size_paired_binary",
 ]
 
-CORRECTIONS = (None, "bonferroni", "holm")
+CORRECTIONS = (None, "bonferroni", "holm", "maxT")
 # Largest d whose thresholds are decided in exact rational arithmetic (cheap: d + 1 binomial
 # coefficients per d); above it the floating-point path recurrence takes over.
 _EXACT_D = 62
@@ -78,7 +78,8 @@ class PairedBinaryPower:
     exaggeration of a significant difference. Both are NaN where undefined (no true
     difference, or power 0). ``level``: the per-comparison level the test is run at
     (alpha / comparisons under a correction). ``lower_bound``: True under Holm, whose first
-    step is the Bonferroni level, so the power computed at that level is a lower bound.
+    step is the Bonferroni level, and under maxT, tested at the level of independent
+    comparisons, so the power computed at that level is a lower bound.
     """
 
     power: float
@@ -293,12 +294,17 @@ def _check_design(p10: Any, p01: Any, alpha: Any, alternative: Any, comparisons:
     if isinstance(comparisons, bool) or not isinstance(comparisons, numbers.Integral) or int(comparisons) < 1:
         raise ValueError(f"{func}: comparisons must be a positive integer; got {comparisons!r}")
     if correction not in CORRECTIONS:
-        raise ValueError(f"{func}: correction must be None, 'bonferroni' or 'holm'; got {correction!r}")
+        raise ValueError(f"{func}: correction must be None, 'bonferroni', 'holm' or 'maxT'; got {correction!r}")
     if correction is None and int(comparisons) > 1:
-        raise ValueError(f"{func}: comparisons={comparisons} needs correction='bonferroni' or 'holm' "
+        raise ValueError(f"{func}: comparisons={comparisons} needs correction='bonferroni', 'holm' or 'maxT' "
                          "(the level each comparison is tested at)")
+    m = int(comparisons)
+    # maxT's single-step level is that of the maximum of the comparisons' statistics; by Sidak's
+    # inequality (two-sided normal statistics, any correlation) it is at least 1 - (1 - alpha)^(1/m),
+    # which independent comparisons attain, and the step-down rejects at least what it rejects.
+    level = -math.expm1(math.log1p(-alpha) / m) if correction == "maxT" else alpha / m
     # An excess within round-off (e.g. from accuracies that leave no concordant item) is trimmed.
-    return p10, min(p01, 1 - p10), alpha, alpha / int(comparisons)
+    return p10, min(p01, 1 - p10), alpha, level
 
 
 def _check_n(n: Any, func: str) -> int:
@@ -322,7 +328,7 @@ def _summarise(n: int, p10: float, p01: float, alpha: float, alternative: str, c
     type_s = min(1.0, max(0.0, wrong / power)) if defined else math.nan
     type_m = gap / n / power / delta if defined else math.nan
     return PairedBinaryPower(min(1.0, max(0.0, power)), n, p10, p01, alpha, alternative, type_s, type_m,
-                             comparisons, correction, level, correction == "holm")
+                             comparisons, correction, level, correction in ("holm", "maxT"))
 
 
 def power_paired_binary(n: int, p10: float, p01: float, *, alpha: float = 0.05, alternative: Alternative = "two-sided",
@@ -344,7 +350,12 @@ def power_paired_binary(n: int, p10: float, p01: float, *, alpha: float = 0.05, 
     comparisons, correction :
         With ``correction="bonferroni"`` each comparison is tested at alpha / comparisons.
         With "holm" the same level is used: it is Holm's first and strictest step, so the
-        power returned is a lower bound on the power under Holm (``lower_bound=True``).
+        power returned is a lower bound on the power under Holm (``lower_bound=True``). With
+        "maxT" (Westfall-Young, as :func:`pairperm.compare_systems` runs it) each comparison
+        is tested at 1 - (1 - alpha)^(1/comparisons), the level of independent comparisons:
+        by Sidak's inequality the max-t level of correlated normal statistics is no lower,
+        so this too is a lower bound (for large samples, where the statistics are close to
+        normal).
 
     Returns
     -------
