@@ -85,7 +85,10 @@ def _logistic(x: np.ndarray) -> np.ndarray:
 
 def _solve_theta(k: np.ndarray, t: float) -> float:
     """theta with sum k logistic(theta k) = t (increasing in theta); 0 where the null mean
-    sum(k) / 2 already lies on the region's side, which the caller decides."""
+    sum(k) / 2 already lies on the region's side, which the caller decides. Newton's steps from
+    0, which approach the root from one side where the mean is concave or convex on the way;
+    once a step passes the root, the steps stay within the bracket (bisection where one would
+    not)."""
     lo_reach, hi_reach = float(k[k < 0].sum()), float(k[k > 0].sum())
     nz = np.abs(k[k != 0])
     if nz.size == 0:
@@ -95,23 +98,33 @@ def _solve_theta(k: np.ndarray, t: float) -> float:
     t = min(max(t, lo_reach + margin), hi_reach - margin)
     if not lo_reach < t < hi_reach:
         return 0.0
+    k2 = k * k
 
-    def mean(theta: float) -> float:
-        return float(k @ _logistic(theta * k))
+    def excess(theta: float) -> tuple[float, float]:
+        q = _logistic(theta * k)
+        return float(k @ q) - t, float(k2 @ (q * (1.0 - q)))
 
-    sign = 1.0 if t > mean(0.0) else -1.0
-    lo, hi = 0.0, sign / float(np.sqrt((k * k).sum()) + 1e-300)
-    while (mean(hi) - t) * sign < 0:
-        lo, hi = hi, 2.0 * hi
-    for _ in range(200):  # bisection: ~60 halvings reach double precision
-        mid = 0.5 * (lo + hi)
-        if (mean(mid) - t) * sign < 0:
-            lo = mid
+    theta = 0.0
+    f, slope = excess(theta)
+    toward = 1.0 if f < 0 else -1.0  # the root's side of 0
+    short, beyond = 0.0, math.nan  # the last points seen before and past the root
+    unit = 1.0 / math.sqrt(float(k2.sum()))
+    for _ in range(200):
+        nxt = theta - f / slope if slope > 0 else math.nan
+        if abs(nxt - theta) <= 1e-12 * abs(nxt):
+            return nxt
+        if math.isnan(beyond):
+            if not (nxt - short) * toward > 0:  # no usable step: walk out further
+                nxt = short + toward * (abs(short) + unit)
+        elif not min(short, beyond) < nxt < max(short, beyond):
+            nxt = 0.5 * (short + beyond)
+        theta = nxt
+        f, slope = excess(theta)
+        if f * toward < 0:
+            short = theta
         else:
-            hi = mid
-        if abs(hi - lo) <= 1e-12 * abs(hi):
-            break
-    return 0.5 * (lo + hi)
+            beyond = theta
+    return theta
 
 
 def _tilt(k: np.ndarray, t: float, greater: bool) -> _Tilt:
@@ -263,21 +276,21 @@ def _signed_basis(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Columns of `delta` up to sign, and the (r, m) matrix of 0 and +-1 rebuilding it. Two
     systems' stacked statistics swap as (y - x, x - y): half the columns are the other half
     negated, and the sampler's cost is linear in the columns it sums."""
-    kept: list[np.ndarray] = []
-    signs = np.zeros((delta.shape[1], delta.shape[1]))
-    for j in range(delta.shape[1]):
-        col = delta[:, j]
-        if not col.any():
-            continue
-        for i, other in enumerate(kept):
-            if np.array_equal(col, other) or np.array_equal(col, -other):
-                signs[i, j] = 1.0 if np.array_equal(col, other) else -1.0
-                break
-        else:
-            signs[len(kept), j] = 1.0
-            kept.append(col)
-    basis = np.stack(kept, axis=1) if kept else np.zeros((len(delta), 0))
-    return basis, signs[:len(kept)]
+    cols = delta.T
+    # Each moving column turned to lead with a positive entry (+ 0.0: no -0.0 left), and known by
+    # its bytes.
+    moving = np.flatnonzero(cols.any(axis=1))
+    sign = np.sign(cols[moving, np.argmax(cols[moving] != 0, axis=1)])
+    turned = np.ascontiguousarray(cols[moving] * sign[:, None] + 0.0)
+    kept: dict[bytes, int] = {}
+    signs = np.zeros((len(moving), delta.shape[1]))
+    for row, j in enumerate(moving.tolist()):
+        i = kept.setdefault(turned[row].tobytes(), len(kept))
+        signs[i, j] = sign[row]
+    first = sorted(kept.values())
+    rows = [turned[np.flatnonzero(signs[i, moving] != 0)[0]] for i in first]
+    basis = np.stack(rows, axis=1) if rows else np.zeros((len(delta), 0))
+    return np.ascontiguousarray(basis), signs[:len(kept)]
 
 
 def _exp(log_p: float, n_var: int) -> float:
