@@ -18,7 +18,12 @@ the all-swapped state, where a difference of two systems' metrics is exactly -h_
 odd under swapping every entry (h(S_stay + S_swap - S) = -h(S), as every difference of two
 systems' metrics is), the mirror tail is the observed one's image and takes its tilt mirrored.
 
-Both tilts of a two-sided test are sampled in equal numbers and every sample is weighted by the balance heuristic
+Where h bends within the tilted law's spread of one coordinate (BLEU's brevity penalty has a kink
+where a system's hypothesis length crosses the reference length), the region follows neither
+side's linearisation, and samples beyond the kink would carry weights the tilt never meant: that
+tail also gets one tilt along each one-sided slope.
+
+All tilts are sampled in equal numbers and every sample is weighted by the balance heuristic
 w = p_0(B) / mean_j p_j(B) (unbiased for any region, whichever tilt drew the sample). Which samples
 count is decided by the statistic's own rule (``CallableStatistic``: ties within rtol, integers
 exactly), identical to plain Monte Carlo and exact enumeration. The linearised tails' exact
@@ -76,6 +81,9 @@ _COARSE_GRID = 2.0**16
 # (whose spread is itself uncertain) commits to little, and the pool is checked again soon.
 _FIRST_ROUND = 512
 _EARLY_ROUND_CAP = 2048
+# A one-sided slope of h over two tilted spreads of a coordinate that differs from the other
+# side's by this many 1 / theta per spread gets the kink's tilts.
+_KINK = 0.3
 # Two evaluations of h agree when within this share of their size (h odd under the swap of every
 # entry): the mirror tail then takes the observed tail's tilt mirrored.
 _ODD_RTOL = 1e-12
@@ -201,25 +209,35 @@ class _Problem:
         mean = np.clip(self.s_stay + tilt.q @ self.delta, self.lo, self.hi)
         return np.rint(mean) if self.integer else mean
 
-    def local(self, point: np.ndarray) -> tuple[float, np.ndarray]:
+    def local(self, point: np.ndarray, reach: Optional[np.ndarray] = None) -> tuple[float, np.ndarray, np.ndarray]:
         """h at `point` and its gradient (central differences over _GRADIENT_STEP null spreads,
         kept inside the box S can reach; 0 where a coordinate cannot move or h is not finite
-        there), from one call of h."""
+        there), and with `reach` the one-sided slopes over it on either side (the gradient's
+        where the box stops a side), from one call of h."""
         m = len(point)
         step = _GRADIENT_STEP * self.spread
         if self.integer:
             step = np.maximum(1.0, np.round(step))
-        up = np.minimum(point + step, self.hi)
-        down = np.maximum(point - step, self.lo)
-        points = np.repeat(point.reshape(1, m), 2 * m + 1, axis=0)
+        moves = [step] if reach is None else [step, np.maximum(1.0, np.round(reach)) if self.integer else reach]
+        ups = [np.minimum(point + s, self.hi) for s in moves]
+        downs = [np.maximum(point - s, self.lo) for s in moves]
         idx = np.arange(m)
-        points[1 + idx, idx] = up
-        points[1 + m + idx, idx] = down
+        points = np.repeat(point.reshape(1, m), 1 + 2 * m * len(moves), axis=0)
+        for i, (up, down) in enumerate(zip(ups, downs)):
+            points[1 + 2 * m * i + idx, idx] = up
+            points[1 + 2 * m * i + m + idx, idx] = down
         values = self.h(points)
-        width = up - down
+        h0 = float(values[0])
+        width = ups[0] - downs[0]
         with np.errstate(invalid="ignore", divide="ignore"):
-            g = (values[1:1 + m] - values[1 + m:]) / np.where(width > 0, width, 1.0)
-        return float(values[0]), np.where((width > 0) & np.isfinite(g), g, 0.0)
+            g = (values[1:1 + m] - values[1 + m:1 + 2 * m]) / np.where(width > 0, width, 1.0)
+            g = np.where((width > 0) & np.isfinite(g), g, 0.0)
+            if reach is None:
+                return h0, g, np.zeros((2, m))
+            up, down = ups[1] - point, point - downs[1]
+            slope_up = np.where(up > 0, (values[1 + 2 * m:1 + 3 * m] - h0) / np.where(up > 0, up, 1.0), g)
+            slope_down = np.where(down > 0, (h0 - values[1 + 3 * m:]) / np.where(down > 0, down, 1.0), g)
+        return h0, g, np.stack([slope_up, slope_down])
 
 
 def _problem(effects: LocalEffects, stat: Any, func: str) -> _Problem:
@@ -239,11 +257,13 @@ def _problem(effects: LocalEffects, stat: Any, func: str) -> _Problem:
                     s_stay + np.maximum(delta, 0).sum(axis=0), np.sqrt((delta * delta).sum(axis=0)), integer, h)
 
 
-def _aim(pr: _Problem, point: np.ndarray, h_point: float, boundary: float, greater: bool) -> _Linear:
+def _aim(pr: _Problem, point: np.ndarray, h_point: float, boundary: float,
+         greater: bool) -> tuple[_Linear, list[_Tilt]]:
     """The tilt of the tail {h >= boundary} (greater) or {h <= boundary}, from h's linearisation
-    at `point`, re-aimed by Newton steps until its mean lies on the boundary; and the
-    linearisation at that mean (the control's region)."""
-    _, g = pr.local(point)
+    at `point`, re-aimed by Newton steps until its mean lies on the boundary; the linearisation at
+    that mean (the control's region); and the tilts of a kink there (see _kink_tilts)."""
+    _, g, slopes = pr.local(point)
+    spread = np.zeros(len(point))
     for _ in range(_AIM_STEPS):
         k = pr.delta @ g
         # Linearised: h(S) ~ h_point + g . (S - point), S = s_stay + sum B d, so the boundary h = b
@@ -251,28 +271,50 @@ def _aim(pr: _Problem, point: np.ndarray, h_point: float, boundary: float, great
         t = float(g @ (point - pr.s_stay)) + (boundary - h_point)
         tilt = _tilt(k, t, greater)
         if np.all(tilt.thresholds == _GRID / 2):
-            return _Linear(k, t, greater, tilt, point, h_point, g)  # the null itself reaches the region
+            # The null itself reaches the region: nothing to aim.
+            return _Linear(k, t, greater, tilt, point, h_point, g), []
         # Newton on the curved boundary: re-linearise at the tilted mean until it lies on {h = b},
         # where the tilt along h's gradient is the dominating point's.
         mean = pr.tilted_mean(tilt)
-        h_mean, g_mean = pr.local(mean)
+        spread = np.sqrt((tilt.q * (1.0 - tilt.q)) @ (pr.delta * pr.delta))
+        h_mean, g_mean, slopes = pr.local(mean, 2.0 * spread)
         if not math.isfinite(h_mean):
-            return _Linear(k, t, greater, tilt, point, h_point, g)
+            return _Linear(k, t, greater, tilt, point, h_point, g), []
         point, h_point, g = mean, h_mean, g_mean
         if abs(h_mean - boundary) <= 0.01 * 0.5 * float(np.sqrt(k @ k)):
             break
-    return _Linear(pr.delta @ g, float(g @ (point - pr.s_stay)) + (boundary - h_point), greater, tilt, point,
-                   h_point, g)
+    lin = _Linear(pr.delta @ g, float(g @ (point - pr.s_stay)) + (boundary - h_point), greater, tilt, point,
+                  h_point, g)
+    return lin, _kink_tilts(pr, lin, slopes, spread)
 
 
-def _tails(pr: _Problem, h_obs: float, alternative: str) -> tuple[list[_Linear], bool]:
-    """Each tail's linearisation (with its tilt), and whether the second tail is the first's
-    mirror image."""
+def _kink_tilts(pr: _Problem, lin: _Linear, slopes: np.ndarray, spread: np.ndarray) -> list[_Tilt]:
+    """A tilt along each one-sided slope of the coordinate where h bends most within the tilted
+    spread, if that bend moves h by more than _KINK / theta: samples beyond a kink then come from
+    a tilt meant for them."""
+    bend = np.abs(slopes[0] - slopes[1]) * spread * abs(lin.tilt.theta)
+    bend = np.where(np.isfinite(bend), bend, 0.0)
+    j = int(np.argmax(bend))
+    if not bend[j] > _KINK:
+        return []
+    b_minus_h = lin.t - float(lin.g @ (lin.point - pr.s_stay))
+    out = []
+    for slope in slopes[:, j]:
+        g = lin.g.copy()
+        g[j] = slope
+        out.append(_tilt(pr.delta @ g, float(g @ (lin.point - pr.s_stay)) + b_minus_h, lin.greater))
+    return out
+
+
+def _tails(pr: _Problem, h_obs: float, alternative: str) -> tuple[list[_Linear], list[_Tilt], bool]:
+    """Each tail's linearisation (with its tilt), the kinks' tilts, and whether the second tail
+    is the first's mirror image."""
     if alternative in ("greater", "less"):
-        return [_aim(pr, pr.s_stay, h_obs, h_obs, alternative == "greater")], False
+        lin, kinks = _aim(pr, pr.s_stay, h_obs, h_obs, alternative == "greater")
+        return [lin], kinks, False
     b = abs(h_obs)
     observed_upper = h_obs >= 0
-    first = _aim(pr, pr.s_stay, h_obs, b if observed_upper else -b, observed_upper)
+    first, kinks = _aim(pr, pr.s_stay, h_obs, b if observed_upper else -b, observed_upper)
     mirrored_points = pr.s_stay + pr.s_swap - np.stack([pr.s_stay, first.point])
     there = pr.h(mirrored_points)
     here = np.array([h_obs, first.h_point])
@@ -280,9 +322,9 @@ def _tails(pr: _Problem, h_obs: float, alternative: str) -> tuple[list[_Linear],
         # {sum (1 - B) k >= t} is {sum B k <= sum k - t} (and so for <=).
         mirror = _Linear(first.k, float(first.k.sum()) - first.t, not first.greater, _mirror(first.tilt),
                          mirrored_points[1], float(there[1]), -first.g)
-        return [first, mirror], True
-    second = _aim(pr, pr.s_swap, float(there[0]), -b if observed_upper else b, not observed_upper)
-    return [first, second], False
+        return [first, mirror], kinks + [_mirror(tl) for tl in kinks], True
+    second, more = _aim(pr, pr.s_swap, float(there[0]), -b if observed_upper else b, not observed_upper)
+    return [first, second], kinks + more, False
 
 
 def _signed_basis(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -368,8 +410,8 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
     n_var = len(pr.delta)
     if n_var == 0:
         return SmoothPValue(1.0, 0.0, (1.0, 1.0), (0.0, 0.0), 0, 0)
-    tails, mirrored = _tails(pr, float(stat.value), alternative)
-    tilts = [lin.tilt for lin in tails]
+    tails, kinks, mirrored = _tails(pr, float(stat.value), alternative)
+    tilts = [lin.tilt for lin in tails] + kinks
     control = linear_control([lin.tail() for lin in tails], mirrored)
     draw = _sampler(pr, stat, alternative, tilts, control, seed, n_jobs)
     target = _core.real_is_target_half_width
