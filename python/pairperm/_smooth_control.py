@@ -42,8 +42,10 @@ _GRID = float(_core.tilted_threshold_one)
 # engine more (its Fourier grid grows with the largest step).
 _ROUND_SHIFT = 1e-3
 _MIN_STEPS, _MAX_STEPS = 256, 1 << 15
-# The tail engine's work (frequencies x groups) above which the control is left out.
-_TAIL_MAX_WORK = 4e6
+# The tail engine's work (frequencies x groups) above which the steps are made coarser, down to
+# _MIN_STEPS, and past that the control is left out: a few widely spaced steps (F1 counts of 0, 1
+# and 2) make a lattice whose spectrum needs many frequencies, each dearer where a step repeats.
+_TAIL_MAX_WORK = 5e5
 # A tail probability is used when its certified error is below this share of it (the interval
 # is widened by beta times that error besides).
 _TAIL_RTOL = 1e-6
@@ -101,17 +103,37 @@ class Control:
         return out
 
 
-def _rounded(tail: LinearTail) -> tuple[np.ndarray, int]:
-    """The region turned upward ({<= t} negated) on integer steps: (steps, the least integer sum
-    in it), so that rounding moves the boundary by about _ROUND_SHIFT / theta."""
+def _rounded(tail: LinearTail, most: float) -> tuple[np.ndarray, int]:
+    """The region turned upward ({<= t} negated) on integer steps, the largest at most `most`:
+    (steps, the least integer sum in it), so that rounding moves the boundary by about
+    _ROUND_SHIFT / theta."""
     k, t = (tail.k, tail.t) if tail.greater else (-tail.k, -tail.t)
     kmax = float(np.abs(k).max())
     pq = tail.q * (1.0 - tail.q)
     spread = math.sqrt(max(float((k * k) @ pq), 1e-300))
     theta = max(abs(tail.theta), 1.0 / spread)
     scale = theta * math.sqrt(float(pq.sum()) / 12.0) / _ROUND_SHIFT
-    scale = min(max(scale, _MIN_STEPS / kmax), _MAX_STEPS / kmax)
+    scale = min(max(scale, _MIN_STEPS / kmax), most / kmax)
     return np.rint(k * scale).astype(np.int64), math.ceil(t * scale)
+
+
+def _tail_probability(tail: LinearTail) -> Optional[tuple[np.ndarray, float, float, float]]:
+    """(steps, limit, log P_0[sum B steps >= limit], its certified absolute error) of the tail's
+    rounded region, coarser steps where the engine's work would exceed _TAIL_MAX_WORK; None where
+    even the coarsest would, or the error is not below _TAIL_RTOL of the probability."""
+    most = float(_MAX_STEPS)
+    while True:
+        steps, target = _rounded(tail, most)
+        stay, swap = _orient(steps, target)
+        done, p, log_p, error, _ = _core.band_pvalue(_core.summarize(stay, swap), "greater", _TAIL_MAX_WORK)
+        if done:
+            break
+        if most <= _MIN_STEPS or float(np.abs(steps).max()) <= _MIN_STEPS:
+            return None
+        most = max(float(_MIN_STEPS), most / 4.0)
+    if not math.isfinite(log_p) or (p > 0 and error > _TAIL_RTOL * p):
+        return None
+    return steps, float(stay.sum()), log_p, error
 
 
 def _orient(steps: np.ndarray, target: int) -> tuple[np.ndarray, np.ndarray]:
@@ -151,14 +173,11 @@ def linear_control(tails: list[LinearTail], mirrored: bool) -> Optional[Control]
     log_means: list[float] = []
     log_errors: list[float] = []
     for tail in tails[:1] if mirrored else tails:
-        if not np.any(tail.k):
+        found = _tail_probability(tail) if np.any(tail.k) else None
+        if found is None:
             return None
-        steps, target = _rounded(tail)
-        stay, swap = _orient(steps, target)
-        done, p, log_p, error, _ = _core.band_pvalue(_core.summarize(stay, swap), "greater", _TAIL_MAX_WORK)
-        if not done or not math.isfinite(log_p) or (p > 0 and error > _TAIL_RTOL * p):
-            return None
-        limit, total = float(stay.sum()), float(steps.sum())
+        steps, limit, log_p, error = found
+        total = float(steps.sum())
         cols.append(steps.astype(np.float64))
         if mirrored and 2.0 * limit <= total:
             # The region and its mirror cover every state between them: their union is everything.
