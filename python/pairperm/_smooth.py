@@ -81,6 +81,9 @@ _COARSE_GRID = 2.0**16
 # (whose spread is itself uncertain) commits to little, and the pool is checked again soon.
 _FIRST_ROUND = 512
 _EARLY_ROUND_CAP = 2048
+# Deep in a tail the guard sets the samples needed; the first round is sized for it up front
+# (with the guard's critical value ~2.2 and a margin), so that most tails need one round.
+_GUARD_ROUND = 2.4
 # A one-sided slope of h over two tilted spreads of a coordinate that differs from the other
 # side's by this many 1 / theta per spread gets the kink's tilts.
 _KINK = 0.3
@@ -390,6 +393,16 @@ def _sampler(pr: _Problem, stat: Any, alternative: str, tilts: list[_Tilt], cont
     return draw
 
 
+def _first_round(tails: list[_Linear], control: Control, target: float, n_resamples: int) -> int:
+    """What the interval's guard asks for (see pairperm._smooth_control): the largest weight in
+    the regions is about the likelihood ratio on a tilt's boundary, e^(K(theta) - theta t) (its
+    Chernoff bound) times the tilts sharing the samples, and the guard's relative half-width
+    about twice that over p K, p about the control's mean. At least _FIRST_ROUND, at most
+    n_resamples."""
+    largest = len(tails) * math.exp(max(lin.tilt.log_chernoff for lin in tails) - control.log_mean)
+    return int(min(n_resamples, max(_FIRST_ROUND, math.ceil(_GUARD_ROUND * largest / target))))
+
+
 def _round_size(samples: float, done: int, n_resamples: int) -> int:
     """At least 1/8 of the `done` samples pooled; at most n_resamples, and at most _EARLY_ROUND_CAP
     or twice the samples pooled."""
@@ -418,7 +431,9 @@ def smooth_pvalue(effects: LocalEffects, stat: Any, alternative: str, *, n_resam
     cap = _core.real_is_max_rounds * n_resamples
     pool = Pool()
     fitted = control is None
-    beta, round_size = (0.0, n_resamples) if fitted else (1.0, min(_FIRST_ROUND, n_resamples))
+    beta, round_size = 0.0, n_resamples
+    if control is not None:
+        beta, round_size = 1.0, _first_round(tails, control, target, n_resamples)
     result: Optional[SmoothPValue] = None
     while pool.done < cap:
         draw(min(round_size, cap - pool.done), pool, beta)

@@ -40,7 +40,7 @@ _GRID = float(_core.tilted_threshold_one)
 # step); deep in a tail the weights change by e^{-theta x} over a distance x, so the step is
 # chosen to keep theta times that shift's spread near _ROUND_SHIFT. More steps cost the tail
 # engine more (its Fourier grid grows with the largest step).
-_ROUND_SHIFT = 1e-3
+_ROUND_SHIFT = 3e-3
 _MIN_STEPS, _MAX_STEPS = 256, 1 << 15
 # The tail engine's work (frequencies x groups) above which the steps are made coarser, down to
 # _MIN_STEPS, and past that the control is left out: a few widely spaced steps (F1 counts of 0, 1
