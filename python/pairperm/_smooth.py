@@ -273,15 +273,17 @@ def _aim(pr: _Problem, point: np.ndarray, h_point: float, boundary: float,
         # is at sum B k = t.
         t = float(g @ (point - pr.s_stay)) + (boundary - h_point)
         tilt = _tilt(k, t, greater)
-        if np.all(tilt.thresholds == _GRID / 2):
-            # The null itself reaches the region: nothing to aim.
-            return _Linear(k, t, greater, tilt, point, h_point, g), []
         # Newton on the curved boundary: re-linearise at the tilted mean until it lies on {h = b},
         # where the tilt along h's gradient is the dominating point's.
         mean = pr.tilted_mean(tilt)
         spread = np.sqrt((tilt.q * (1.0 - tilt.q)) @ (pr.delta * pr.delta))
         h_mean, g_mean, slopes = pr.local(mean, 2.0 * spread)
         if not math.isfinite(h_mean):
+            return _Linear(k, t, greater, tilt, point, h_point, g), []
+        if np.all(tilt.thresholds == _GRID / 2) and (h_mean >= boundary if greater else h_mean <= boundary):
+            # The null mean itself lies in the region: nothing to aim. (Where only the
+            # linearisation says so, as across a kink between S_obs and the null mean, h is
+            # linearised again there.)
             return _Linear(k, t, greater, tilt, point, h_point, g), []
         point, h_point, g = mean, h_mean, g_mean
         if abs(h_mean - boundary) <= 0.01 * 0.5 * float(np.sqrt(k @ k)):
