@@ -9,7 +9,10 @@ at `--old` (default: the newest commit whose sampler has no control variate), lo
 put in place of the current one for its timings; both run in turn, `--repeats` times each, and
 the medians are printed with the samples drawn and the p-values' agreement.
 
-    PYTHONPATH=python python bench/smooth_pairs.py [--old REF] [--repeats 3] [--jobs 2]
+    PYTHONPATH=python python bench/smooth_pairs.py [--old REF] [--repeats 3] [--jobs 2] [--data harness]
+
+``--data harness`` takes bench/harness.py's BLEU task at N = 2,000 instead (every system's
+hypotheses as long as the others', references drawn per system).
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def load_old(ref: str) -> Callable[..., Any]:
     module.__package__ = "pairperm"
     sys.modules[module.__name__] = module  # dataclasses look their module up
     exec(compile(git("show", f"{ref}:{SAMPLER}"), f"{ref[:12]}:{SAMPLER}", "exec"), module.__dict__)
-    return module.smooth_pvalue  # type: ignore[no-any-return]
+    return module.smooth_pvalue
 
 
 def run(task: dict, sampler: Callable[..., Any], jobs: int) -> tuple[float, float, Any, list[int]]:
@@ -95,10 +98,15 @@ def main() -> None:
     ap.add_argument("--old", default=None, help="git ref of the older sampler (default: before the control variate)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--data", choices=("shared-references", "harness"), default="shared-references")
     args = ap.parse_args()
     old_ref = args.old or default_old()
     old = load_old(old_ref)
-    task = bleu_systems()
+    if args.data == "harness":
+        from harness import bleu_task
+        task = bleu_task(N)
+    else:
+        task = bleu_systems()
     times: dict[str, list[float]] = {"old": [], "new": []}
     cpu: dict[str, list[float]] = {"old": [], "new": []}
     results: dict[str, Any] = {}
@@ -108,8 +116,8 @@ def main() -> None:
             times[name].append(seconds)
             cpu[name].append(cpu_seconds)
             results[name] = (res, drawn)
-    print(f"# {SYSTEMS} systems x N = {N} BLEU statistics, {len(results['new'][0].rows)} pairs, compare_systems on "
-          f"{args.jobs} threads, median of {args.repeats}; old sampler: {old_ref[:12]}")
+    print(f"# {SYSTEMS} systems x N = {N} BLEU statistics ({args.data}), {len(results['new'][0].rows)} pairs, "
+          f"compare_systems on {args.jobs} threads, median of {args.repeats}; old sampler: {old_ref[:12]}")
     print(f"{'sampler':<8} {'wall s':>7} {'CPU s':>7}  {'wall runs (s)':<24} {'samples a pair: median':>23} {'mean':>6} "
           f"{'max':>6}")
     for name in ("old", "new"):
