@@ -27,8 +27,8 @@ All tilts are sampled in equal numbers and every sample is weighted by the balan
 w = p_0(B) / mean_j p_j(B) (unbiased for any region, whichever tilt drew the sample). Which samples
 count is decided by the statistic's own rule (``CallableStatistic``: ties within rtol, integers
 exactly), identical to plain Monte Carlo and exact enumeration. The linearised tails' exact
-probability is a control variate (``pairperm._smooth_control``): a pilot fits its coefficient and
-sizes the first round; its samples are not in the estimate.
+probability is a control variate (``pairperm._smooth_control``): the first round is drawn under
+its coefficient 1 and, where more rounds are needed, fits the coefficient they are drawn under.
 """
 
 from __future__ import annotations
