@@ -108,10 +108,12 @@ def monte_carlo_test(
         cannot resolve p below ~1 / n_resamples. ``"importance_sampling"`` (a callable
         statistic): every entry swaps with a probability tilted towards the rejection
         region along the statistic's linearisation, each sample is weighted back by its
-        likelihood ratio, and rounds of ``n_resamples`` are pooled (at most 8) until the
-        95% interval's relative half-width is at most 5%; unbiased, with a relative error
-        bar at any depth (``log_pvalue`` past float64 underflow). Two-sided tests sample
-        both tails. ``hits`` then counts the samples in the region.
+        likelihood ratio, and the linearisation's exact tail probability serves as a control
+        variate; a first round of at least 512 samples (at most ``n_resamples``), then rounds
+        are pooled (at most 8 x ``n_resamples`` samples) until the 95% interval's relative
+        half-width is at most 5%; unbiased, with a relative error bar at any depth
+        (``log_pvalue`` past float64 underflow). Two-sided tests sample both tails.
+        ``n_resamples`` then counts the samples drawn, ``hits`` those in the region.
 
     Returns
     -------
