@@ -98,6 +98,16 @@ def clopper_pearson(successes: int, trials: int, level: float) -> tuple[float, f
     return lower, upper
 
 
+def _check_run(alternative: Any, alpha: Any, n_simulations: Any, compare_options: dict[str, Any],
+               func: str) -> tuple[float, int]:
+    """The checked alpha and number of simulations of a run, its alternative and compare options checked."""
+    check_alternative(alternative, func)
+    alpha = check_probability(alpha, "alpha", func)
+    n_simulations = _check_count(n_simulations, "n_simulations", func)
+    _check_options(compare_options, func)
+    return alpha, n_simulations
+
+
 def _check_count(value: Any, name: str, func: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{func}: {name} must be a positive integer; got {value!r}")
@@ -331,12 +341,9 @@ def simulated_power(x: Optional[ArrayLike] = None, y: Optional[ArrayLike] = None
     True
     """
     func = "simulated_power"
-    check_alternative(alternative, func)
-    alpha = check_probability(alpha, "alpha", func)
+    alpha, n_simulations = _check_run(alternative, alpha, n_simulations, compare_options, func)
     confidence_level = check_probability(confidence_level, "confidence_level", func)
-    n_simulations = _check_count(n_simulations, "n_simulations", func)
     delta = _check_delta(delta, func)
-    _check_options(compare_options, func)
     if not callable(metric) and metric_named(metric) is None:
         raise ValueError(f"{func}: metric must be a callable or a metric name pairperm.compare takes; got {metric!r}")
     seed = _base_seed(rng, func)
@@ -398,11 +405,8 @@ def simulated_minimum_detectable_effect(x: ArrayLike, y: ArrayLike, *, n: Option
     True
     """
     func = "simulated_minimum_detectable_effect"
-    check_alternative(alternative, func)
+    alpha, n_simulations = _check_run(alternative, alpha, n_simulations, compare_options, func)
     target = check_probability(power, "power", func)
-    alpha = check_probability(alpha, "alpha", func)
-    n_simulations = _check_count(n_simulations, "n_simulations", func)
-    _check_options(compare_options, func)
     pilot = _read_pilot(x, y, metric, groups, func)
     n = pilot.size if n is None else _check_count(n, "n", func)
     if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real)
