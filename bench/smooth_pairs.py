@@ -12,7 +12,8 @@ the medians are printed with the samples drawn and the p-values' agreement.
     PYTHONPATH=python python bench/smooth_pairs.py [--old REF] [--repeats 3] [--jobs 2] [--data harness]
 
 ``--data harness`` takes bench/harness.py's BLEU task at N = 2,000 instead (every system's
-hypotheses as long as the others', references drawn per system).
+hypotheses as long as the others', references drawn per system); ``--data walkthrough`` the
+translations of bench/walkthrough.py, counted from their text.
 """
 
 from __future__ import annotations
@@ -98,13 +99,20 @@ def main() -> None:
     ap.add_argument("--old", default=None, help="git ref of the older sampler (default: before the control variate)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--data", choices=("shared-references", "harness"), default="shared-references")
+    ap.add_argument("--data", choices=("shared-references", "harness", "walkthrough"), default="shared-references")
     args = ap.parse_args()
     old_ref = args.old or default_old()
     old = load_old(old_ref)
     if args.data == "harness":
         from harness import bleu_task
         task = bleu_task(N)
+    elif args.data == "walkthrough":
+        import tempfile
+
+        from walkthrough import write_mt
+        hyps, ref = write_mt(Path(tempfile.mkdtemp()))
+        refs = ref.read_text().splitlines()
+        task = {name: pairperm.mt_statistics(path.read_text().splitlines(), refs) for name, path in hyps.items()}
     else:
         task = bleu_systems()
     times: dict[str, list[float]] = {"old": [], "new": []}
