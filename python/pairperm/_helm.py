@@ -25,7 +25,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 from ._fields import MISSING, FieldPath, json_document
 from ._records import Evaluation, Records, Samples, assemble, default_metric, pandas_or_raise
@@ -113,7 +113,6 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
                  systems: Union[None, Mapping[str, str], Sequence[str]] = None) -> Records:
     """The records :func:`read_helm` assembles (its parameters but `samples`)."""
     pd = pandas_or_raise(_FUNC)
-    loads = json_document
     if not isinstance(stat, str) or not stat:
         raise ValueError(f"{_FUNC}: stat must be the name of a per-instance stat; got {stat!r}")
     if split is not None and not isinstance(split, str):
@@ -128,7 +127,7 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
     # in a suite, passed over unless another system's run of the same task has it.
     passed_over: list[tuple[str, Path, tuple[bool, str]]] = []
     for folder in _run_folders(path):
-        task, model = _read_run_spec(folder / "run_spec.json", loads)
+        task, model = _read_run_spec(folder / "run_spec.json")
         seen_models.add(model)
         if names is not None and model not in names:
             continue
@@ -138,13 +137,13 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
                              f"{system!r}; give the run folders of one of them")
         runs[task, system] = folder
         stats_file = folder / "per_instance_stats.json"
-        description, scores, holds = _read_scores(stats_file, loads, stat, split, perturbation)
+        description, scores, holds = _read_scores(stats_file, stat, split, perturbation)
         if not scores:
             passed_over.append((task, stats_file, holds))
             continue
         groups: dict[str, Any] = {}
         if group_field is not None:
-            groups = _read_groups(folder, loads, group_field, description, {s.item for s in scores})
+            groups = _read_groups(folder, group_field, description, {s.item for s in scores})
         rows.extend((task, system, s.item, s.trial, groups.get(s.item), s.value, str(stats_file), f"[{s.record}]")
                     for s in scores)
     if names is not None:
@@ -171,13 +170,13 @@ def helm_records(path: Union[PathArg, Sequence[PathArg]], *, stat: str = "exact_
     return Records(frame, ("score",), metrics)
 
 
-def _load(file: Path, loads: Callable[[bytes], Any]) -> Any:
+def _load(file: Path) -> Any:
     try:
         data = file.read_bytes()
     except OSError as exc:
         raise ValueError(f"{_FUNC}: {file}: cannot read file: {exc.strerror or exc}") from None
     try:
-        return loads(data)
+        return json_document(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{_FUNC}: {file}: not a JSON document ({exc})") from None
 
@@ -221,9 +220,9 @@ def _run_folders(path: Union[PathArg, Sequence[PathArg]]) -> list[Path]:
     return folders
 
 
-def _read_run_spec(file: Path, loads: Callable[[bytes], Any]) -> tuple[str, str]:
+def _read_run_spec(file: Path) -> tuple[str, str]:
     """(task, model) of a run: the run's name without its model arguments, and its model."""
-    spec = _load(file, loads)
+    spec = _load(file)
     if not isinstance(spec, dict):
         raise ValueError(f"{_FUNC}: {file}: expected a JSON object (a RunSpec)")
     name = spec.get("name")
@@ -266,12 +265,12 @@ def _same_perturbation(listed: Any, description: Any) -> bool:
     return isinstance(listed, dict) and all(description[k] == v for k, v in listed.items() if k in description)
 
 
-def _read_scores(file: Path, loads: Callable[[bytes], Any], stat: str, split: Optional[str],
+def _read_scores(file: Path, stat: str, split: Optional[str],
                  perturbation: Perturbation) -> tuple[Any, list[_Score], tuple[bool, str]]:
     """The run's perturbation description matched (None: unperturbed) and the stat's value on
     each of its instances and train trials; where it has none, whether the run has the stat at
     all and what its records hold."""
-    records = _load(file, loads)
+    records = _load(file)
     if not isinstance(records, list):
         raise ValueError(f"{_FUNC}: {file}: expected a JSON array of per-instance stats")
     scores: list[_Score] = []
@@ -343,13 +342,13 @@ def _stat_value(where: str, s: dict[str, Any]) -> Union[int, float]:
     return value
 
 
-def _read_groups(folder: Path, loads: Callable[[bytes], Any], field: str, description: Any,
+def _read_groups(folder: Path, field: str, description: Any,
                  items: set[str]) -> dict[str, Any]:
     """{instance id: the value at `field`} for the instances of the run's perturbation."""
     path = FieldPath(field)
     listed = folder / "instances.json"
     if listed.is_file():
-        file, document = listed, _load(listed, loads)
+        file, document = listed, _load(listed)
         if not isinstance(document, list):
             raise ValueError(f"{_FUNC}: {file}: expected a JSON array of instances")
         instances = [(f"[{i}]", x) for i, x in enumerate(document)]
@@ -358,7 +357,7 @@ def _read_groups(folder: Path, loads: Callable[[bytes], Any], field: str, descri
         if not file.is_file():
             raise ValueError(f"{_FUNC}: {folder}: neither instances.json nor scenario_state.json, where the instances "
                              f"(and their {field!r}) are")
-        state = _load(file, loads)
+        state = _load(file)
         states = state.get("request_states") if isinstance(state, dict) else None
         if not isinstance(states, list):
             raise ValueError(f"{_FUNC}: {file}: request_states: expected an array")

@@ -169,18 +169,16 @@ def _files(given: Any) -> list[str]:
 def _read_log(path: str, system: Optional[str], group: Optional[FieldPath]) -> _Log:
     try:
         with open(path, "rb") as f:
-            zipped = f.read(4) == b"PK\x03\x04"
+            data = f.read()
     except OSError as exc:
         raise ValueError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    header, raw_samples = _read_eval(path) if zipped else _read_json(path)
+    header, raw_samples = _read_eval(data, path) if data[:4] == b"PK\x03\x04" else _read_json(data, path)
     task, model = _check_header(header, path)
     samples = [_sample(raw, path, line, group) for line, raw in raw_samples]
     return _Log(path, task, system if system is not None else model, samples)
 
 
-def _read_json(path: str) -> tuple[Any, list[tuple[int, Any]]]:
-    with open(path, "rb") as f:
-        data = f.read()
+def _read_json(data: bytes, path: str) -> tuple[Any, list[tuple[int, Any]]]:
     try:
         log = json_document(data)
     except ValueError as exc:
@@ -193,9 +191,7 @@ def _read_json(path: str) -> tuple[Any, list[tuple[int, Any]]]:
     return log, list(enumerate(raw, 1))
 
 
-def _read_eval(path: str) -> tuple[Any, list[tuple[int, Any]]]:
-    with open(path, "rb") as f:
-        data = f.read()
+def _read_eval(data: bytes, path: str) -> tuple[Any, list[tuple[int, Any]]]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
